@@ -1,0 +1,112 @@
+/** Pieces both bus adapters share, so they name, encode and retry the same way. */
+import { pino, type Logger } from 'pino';
+import { AppError } from '../errors.js';
+import type { BusOptions } from './bus.js';
+
+export const DEFAULT_MAX_DELIVERIES = 5;
+/** One at a time keeps a queue strictly ordered unless a consumer opts into concurrency. */
+export const DEFAULT_PREFETCH = 1;
+/** How long close() lets running handlers finish before their messages are handed back. */
+export const DEFAULT_DRAIN_TIMEOUT_MS = 5_000;
+
+export type BusLogger = Logger;
+
+export function defaultLogger(logger: BusLogger | undefined): BusLogger {
+  return logger ?? pino({ level: 'silent' });
+}
+
+export function resolveMaxDeliveries(options: BusOptions): number {
+  const max = options.maxDeliveries ?? DEFAULT_MAX_DELIVERIES;
+  if (!Number.isInteger(max) || max < 1) {
+    throw new AppError('invalid_argument', `maxDeliveries must be a positive integer, got ${String(max)}.`);
+  }
+  return max;
+}
+
+export function resolvePrefetch(prefetch: number | undefined): number {
+  const value = prefetch ?? DEFAULT_PREFETCH;
+  // AMQP carries prefetch as an unsigned 16-bit count, where 0 would mean unlimited.
+  if (!Number.isInteger(value) || value < 1 || value > 65_535) {
+    throw new AppError('invalid_argument', `prefetch must be an integer between 1 and 65535, got ${String(value)}.`);
+  }
+  return value;
+}
+
+/** Queue and topic names become AMQP names and store values, so keep them printable and bounded. */
+export function assertName(kind: 'queue' | 'topic', name: string): void {
+  if (typeof name !== 'string' || !/^[A-Za-z0-9_.:-]{1,200}$/.test(name)) {
+    throw new AppError('invalid_argument', `Invalid ${kind} name ${JSON.stringify(name)}: use 1-200 of A-Z a-z 0-9 _ . : -`);
+  }
+}
+
+export function namespaced(namespace: string | undefined, name: string): string {
+  return namespace ? `${namespace}.${name}` : name;
+}
+
+export function deadQueueOf(queue: string): string {
+  return `${queue}.dead`;
+}
+
+/** Bodies travel as JSON on both adapters so a handler sees the same value whichever bus runs. */
+export function encodeBody(body: unknown): string {
+  return JSON.stringify(body) ?? 'null';
+}
+
+export function decodeBody<T>(text: string): T {
+  return JSON.parse(text) as T;
+}
+
+/** Capped exponential delay: base, 2×base, 4×base… never above cap. */
+export function backoffMs(attempt: number, baseMs: number, capMs: number): number {
+  return Math.min(capMs, baseMs * 2 ** Math.max(0, Math.min(attempt, 30)));
+}
+
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Timers that close() can cancel at once, so a closed bus leaves nothing scheduled. */
+export class Timers {
+  private readonly pending = new Map<NodeJS.Timeout, () => void>();
+
+  /** Resolves after `ms`, or early when cancelAll() runs. */
+  sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(timer);
+        resolve();
+      }, ms);
+      this.pending.set(timer, resolve);
+    });
+  }
+
+  /** Runs `fn` after `ms` unless cancelled first. */
+  after(ms: number, fn: () => void): void {
+    const timer = setTimeout(() => {
+      this.pending.delete(timer);
+      fn();
+    }, ms);
+    this.pending.set(timer, () => undefined);
+  }
+
+  cancelAll(): void {
+    for (const [timer, release] of this.pending) {
+      clearTimeout(timer);
+      release();
+    }
+    this.pending.clear();
+  }
+}
+
+/** Waits for `work`, but gives up after `ms`; reports whether it finished in time. */
+export async function settleWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([work.then(() => true, () => true), timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
