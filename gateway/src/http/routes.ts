@@ -1,0 +1,111 @@
+import type { Request, Response } from 'express';
+import { z } from 'zod';
+import { ValidationError } from '@supply/kit';
+import { fieldErrorsFromZod } from './validation';
+
+export const SCOPES = [
+  'public_api.read',
+  'public_api.write',
+  'public_api.compute',
+  'public_api.workflow',
+  'public_api.workflow.replace',
+  '*',
+] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export const MODULES = ['public_api', 'master_data', 'demand', 'inventory', 'supply', 'finance'] as const;
+export type PermissionModule = (typeof MODULES)[number];
+export const LEVELS = ['planner', 'view', 'none'] as const;
+export type Level = (typeof LEVELS)[number];
+
+/** Credit cost classes (DECISIONS section 7). */
+export const COSTS = { read: 1, write: 2, workflow: 5, compute: 20, utility: 0 } as const;
+export type CostClass = keyof typeof COSTS;
+
+/**
+ * Who may call a route. `token`: a bearer token of the path's tenant, passing gate (a)
+ * (scope, when one is named) and gate (b) (the creator's level on `module`: `view` for
+ * reads, `planner` for writes). `none`: public. `legacy`: a token, no scope rules, no credits.
+ */
+export type Access =
+  | { kind: 'none' }
+  | { kind: 'token'; scope: Scope | null; module: PermissionModule | null; level: 'view' | 'planner'; cost: CostClass }
+  | { kind: 'legacy'; module: PermissionModule | null; level: 'view' | 'planner' };
+
+/** Which error and success shapes a route speaks. */
+export type Dialect = 'current' | 'legacy' | 'page';
+
+export type Reply =
+  | { kind: 'envelope'; status?: number; data: unknown[]; meta?: Record<string, unknown>; message?: string; headers?: Record<string, string> }
+  | { kind: 'json'; status?: number; body: unknown; headers?: Record<string, string> }
+  /** The handler wrote the response itself (pages, redirects, streams). */
+  | { kind: 'sent' };
+
+export interface HandlerInput<Q, B> {
+  query: Q;
+  body: B;
+  params: Record<string, string>;
+  req: Request;
+  res: Response;
+}
+
+export interface RouteDef<Q extends z.ZodType = z.ZodType, B extends z.ZodType = z.ZodType> {
+  method: 'get' | 'post' | 'patch' | 'delete';
+  /** Express path, e.g. `/:tenant/api/v1/uoms`. */
+  path: string;
+  summary: string;
+  tag: string;
+  access: Access;
+  dialect: Dialect;
+  query?: Q;
+  body?: B;
+  /** Documents the success body in OpenAPI. */
+  response?: z.ZodType;
+  successStatus?: number;
+  /** Body parsing the route needs; `json` is the default for POST/PATCH. */
+  accepts?: 'json' | 'form' | 'json-or-form' | 'multipart' | 'json-or-multipart' | 'none';
+  deprecated?: boolean;
+  handler(input: HandlerInput<z.infer<Q>, z.infer<B>>): Promise<Reply>;
+}
+
+export function defineRoute<Q extends z.ZodType = z.ZodObject<{}>, B extends z.ZodType = z.ZodObject<{}>>(
+  def: RouteDef<Q, B>,
+): RouteDef {
+  return def as unknown as RouteDef;
+}
+
+/**
+ * Query strings arrive as strings (and `filter[name]` as nested objects); schemas coerce
+ * explicitly. Validation failure is a 422 naming each field.
+ */
+export function parseInput<T extends z.ZodType>(schema: T | undefined, value: unknown): z.infer<T> {
+  if (!schema) return {} as z.infer<T>;
+  const result = schema.safeParse(value ?? {});
+  if (!result.success) throw new ValidationError(fieldErrorsFromZod(result.error));
+  return result.data;
+}
+
+/** The envelope `links` is the request's own path and query string. */
+export function envelope(req: Request, reply: Extract<Reply, { kind: 'envelope' }>) {
+  return {
+    ...(reply.message !== undefined ? { message: reply.message } : {}),
+    data: reply.data,
+    meta: reply.meta ?? {},
+    links: req.originalUrl,
+  };
+}
+
+/** Shared query schema pieces. */
+export const q = {
+  int: (min: number, max?: number) => {
+    let n = z.coerce.number({ error: 'must be an integer' }).int().min(min);
+    if (max !== undefined) n = n.max(max);
+    return n;
+  },
+  /** `a,b,c` into a list of non-empty trimmed strings. */
+  list: () =>
+    z
+      .string()
+      .max(4096)
+      .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean)),
+};

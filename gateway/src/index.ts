@@ -1,0 +1,2 @@
+export { gatewayModule } from './module';
+export { createApp } from './app';

@@ -1,0 +1,52 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { SERVICE_NAMES, type ServiceModule } from '@supply/kit';
+import { createApp } from './app';
+import { createGuard } from './auth/guard';
+import { allRoutes } from './routes/index';
+
+/** The HTTP gateway: auth, gates, shapes; calls the five services over gRPC. */
+export const gatewayModule: ServiceModule = {
+  name: 'gateway',
+  dependencies: SERVICE_NAMES,
+  async init({ config, logger, clients }) {
+    const routes = allRoutes(clients);
+    const app = createApp({
+      logger,
+      routes,
+      guard: createGuard({ clients }),
+      bodyLimitKb: config.BODY_LIMIT_KB,
+      jsonLimitKb: 2048,
+      async readiness() {
+        const entries = await Promise.all(SERVICE_NAMES.map(async (s) => [s, await clients.health(s)] as const));
+        return Object.fromEntries(entries);
+      },
+    });
+    let server: Server | undefined;
+    return {
+      async start() {
+        server = createServer(app);
+        server.keepAliveTimeout = 5_000;
+        await new Promise<void>((resolve, reject) => {
+          server!.once('error', reject);
+          server!.listen(config.PORT, () => resolve());
+        });
+        logger.info({ port: (server.address() as AddressInfo).port }, 'HTTP gateway listening');
+      },
+      async stop() {
+        if (!server) return;
+        const s = server;
+        // Stop accepting, let in-flight requests finish, then cut whatever is left.
+        const closed = new Promise<void>((resolve) => s.close(() => resolve()));
+        s.closeIdleConnections();
+        const timer = setTimeout(() => s.closeAllConnections(), config.SHUTDOWN_TIMEOUT_MS);
+        await closed;
+        clearTimeout(timer);
+      },
+      async health() {
+        return { ready: server?.listening ?? false, checks: { http: server?.listening ?? false } };
+      },
+      httpPort: () => (server?.address() as AddressInfo | null)?.port,
+    } as import('@supply/kit').RunningModule & { httpPort(): number | undefined };
+  },
+};

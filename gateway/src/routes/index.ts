@@ -1,0 +1,9 @@
+import type { Clients } from '@supply/kit';
+import type { RouteDef } from '../http/routes';
+import { jobRoutes } from './jobs';
+import { referenceRoutes } from './reference';
+
+/** Every HTTP route of the gateway, each feature contributing its own list. */
+export function allRoutes(clients: Clients): RouteDef[] {
+  return [...referenceRoutes(clients), ...jobRoutes(clients)];
+}

@@ -1,0 +1,1 @@
+export { computeModule } from './module';

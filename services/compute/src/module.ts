@@ -1,0 +1,42 @@
+import { adaptService, type ServiceModule } from '@supply/kit';
+import { supply_compute_v1 } from '@supply/protos';
+import { openModelRuns } from './runs/repository';
+
+/** Compute service: forecast and supply plan generation (its own database `compute`). */
+export const computeModule: ServiceModule = {
+  name: 'compute',
+  dependencies: ['reference', 'transactional', 'workflows'],
+  async init({ config, logger, openStore }) {
+    const store = await openStore('compute');
+    const runs = await openModelRuns(store);
+    const implementation = adaptService(
+      supply_compute_v1.ComputeServiceService,
+      {
+        async listModelRuns({ job_id, limit }, ctx) {
+          const tenant = ctx.requireTenant();
+          const filter = job_id ? { tenant, job_id } : { tenant };
+          const rows = await runs.find(filter, { sort: [['_id', -1]], limit: Math.min(Math.max(limit || 50, 1), 1000) });
+          return {
+            runs: rows.map((r) => ({
+              id: r._id,
+              kind: r.kind,
+              job_id: r.job_id,
+              status: r.status,
+              created_at: r.created_at,
+              finished_at: r.finished_at ?? '',
+            })),
+          };
+        },
+      },
+      { credential: config.serviceCredential, logger },
+    );
+    return {
+      grpc: { definition: supply_compute_v1.ComputeServiceService, implementation, protoFile: 'supply/compute/v1/compute.proto' },
+      async stop() {},
+      async health() {
+        const ok = await store.ping().then(() => true, () => false);
+        return { ready: ok, checks: { store: ok } };
+      },
+    };
+  },
+};

@@ -1,0 +1,145 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
+
+export const SERVICE_NAMES = ['tokens', 'reference', 'transactional', 'compute', 'workflows'] as const;
+export type ServiceName = (typeof SERVICE_NAMES)[number];
+export const TARGETS = ['all', 'gateway', ...SERVICE_NAMES] as const;
+export type Target = (typeof TARGETS)[number];
+
+const boolFlag = z
+  .enum(['0', '1', 'true', 'false'])
+  .transform((v) => v === '1' || v === 'true');
+const port = z.coerce.number().int().min(0).max(65535);
+const url = (schemes: string[]) =>
+  z
+    .string()
+    .refine((v) => schemes.some((s) => v.startsWith(`${s}://`)), { message: `must start with ${schemes.join(':// or ')}://` });
+
+/** Every variable the process reads, with its default. Nothing else reads process.env. */
+const schema = z.object({
+  PORT: port.default(8080),
+  GRPC_BASE_PORT: port.default(50051),
+  GRPC_HOST: z.string().min(1).default('127.0.0.1'),
+  GRPC_PORT: port.optional(),
+  TOKENS_ADDR: z.string().optional(),
+  REFERENCE_ADDR: z.string().optional(),
+  TRANSACTIONAL_ADDR: z.string().optional(),
+  COMPUTE_ADDR: z.string().optional(),
+  WORKFLOWS_ADDR: z.string().optional(),
+  DATA_DIR: z.string().min(1).default('./data'),
+  SEED_DEMO: boolFlag.optional(),
+  DEMO_PASSWORD: z.string().min(8).default('demo-password-123'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  MONGODB_URL: url(['mongodb', 'mongodb+srv']).optional(),
+  AMQP_URL: url(['amqp', 'amqps']).optional(),
+  REDIS_URL: url(['redis', 'rediss']).optional(),
+  SERVICE_CREDENTIAL: z.string().min(32, 'must be at least 32 characters').optional(),
+  CURSOR_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  GRPC_REFLECTION: boolFlag.default(false),
+  GRPC_DEADLINE_MS: z.coerce.number().int().min(100).default(10_000),
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  BODY_LIMIT_KB: z.coerce.number().int().min(1).default(10_240),
+  BUS_NAMESPACE: z.string().regex(/^[a-z0-9_.-]*$/).default('supply'),
+  PUBLIC_BASE_URL: z.string().optional(),
+});
+
+export type Env = z.infer<typeof schema>;
+
+export interface Config extends Env {
+  target: Target;
+  dataDir: string;
+  seedDemo: boolean;
+  serviceCredential: string;
+  cursorSecret: string;
+  /** gRPC address (host:port) of each service, as this process reaches it. */
+  peers: Record<ServiceName, string>;
+  /** Port a service listens on in this process. */
+  grpcPortOf(service: ServiceName): number;
+}
+
+export class ConfigError extends Error {}
+
+/** Loads configuration once: defaults < environment < options. Throws ConfigError naming the bad variable. */
+export function loadConfig(
+  options: Partial<Record<keyof Env, string | number | boolean>> & { target?: string } = {},
+  env: Record<string, string | undefined> = process.env,
+): Config {
+  const raw: Record<string, unknown> = {};
+  for (const key of Object.keys(schema.shape)) {
+    const fromOptions = (options as Record<string, unknown>)[key];
+    const value = fromOptions !== undefined ? String(fromOptions) : env[key];
+    if (value !== undefined && value !== '') raw[key] = value;
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const name = String(issue.path[0] ?? 'configuration');
+    throw new ConfigError(`Invalid configuration: ${name} ${issue.message} (got ${JSON.stringify(raw[name])})`);
+  }
+  const e = parsed.data;
+  const target = (options.target ?? 'all') as Target;
+  if (!(TARGETS as readonly string[]).includes(target)) {
+    throw new ConfigError(`Invalid configuration: --target must be one of ${TARGETS.join(', ')} (got ${JSON.stringify(target)})`);
+  }
+  const dataDir = resolve(e.DATA_DIR);
+  const allInOne = target === 'all';
+  const secrets = allInOne ? localSecrets(dataDir) : undefined;
+  const serviceCredential = e.SERVICE_CREDENTIAL ?? secrets?.serviceCredential;
+  if (!serviceCredential) {
+    throw new ConfigError('Invalid configuration: SERVICE_CREDENTIAL is required when a target runs alone (shared by every process)');
+  }
+  const cursorSecret = e.CURSOR_SECRET ?? secrets?.cursorSecret ?? serviceCredential;
+  const portOf = (s: ServiceName) => e.GRPC_BASE_PORT + SERVICE_NAMES.indexOf(s);
+  const addrEnv: Record<ServiceName, string | undefined> = {
+    tokens: e.TOKENS_ADDR,
+    reference: e.REFERENCE_ADDR,
+    transactional: e.TRANSACTIONAL_ADDR,
+    compute: e.COMPUTE_ADDR,
+    workflows: e.WORKFLOWS_ADDR,
+  };
+  const peers = Object.fromEntries(
+    SERVICE_NAMES.map((s) => [s, addrEnv[s] ?? `127.0.0.1:${portOf(s)}`]),
+  ) as Record<ServiceName, string>;
+  return {
+    ...e,
+    target,
+    dataDir,
+    seedDemo: e.SEED_DEMO ?? allInOne,
+    serviceCredential,
+    cursorSecret,
+    peers,
+    grpcPortOf: (s) => (target === s && e.GRPC_PORT !== undefined ? e.GRPC_PORT : portOf(s)),
+  };
+}
+
+/**
+ * All-in-one mode generates its secrets on first start and keeps them under DATA_DIR,
+ * so the operator CLI and a restarted process find the same ones.
+ */
+function localSecrets(dataDir: string): { serviceCredential: string; cursorSecret: string } {
+  mkdirSync(dataDir, { recursive: true });
+  const file = join(dataDir, 'secrets.json');
+  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8'));
+  const secrets = {
+    serviceCredential: randomBytes(32).toString('base64url'),
+    cursorSecret: randomBytes(32).toString('base64url'),
+  };
+  writeFileSync(file, JSON.stringify(secrets), { mode: 0o600 });
+  return secrets;
+}
+
+/** Parses `--target=x` / `--target x` and `--key=value` style options from argv. */
+export function parseArgs(argv: string[]): { target?: string } & Record<string, string> {
+  const out: Record<string, string> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (!arg.startsWith('--')) continue;
+    const eq = arg.indexOf('=');
+    if (eq > 0) out[arg.slice(2, eq)] = arg.slice(eq + 1);
+    else if (argv[i + 1] !== undefined && !argv[i + 1]!.startsWith('--')) out[arg.slice(2)] = argv[++i]!;
+    else out[arg.slice(2)] = 'true';
+  }
+  return out;
+}

@@ -1,0 +1,34 @@
+import { status as Status, type ServerUnaryCall, type ServerWritableStream, type sendUnaryData, type UntypedServiceImplementation } from '@grpc/grpc-js';
+import { grpc_health_v1 } from '@supply/protos';
+
+const { HealthCheckResponse_ServingStatus: Serving } = grpc_health_v1;
+
+/**
+ * grpc.health.v1 backed by the module's real readiness check. `''` is the whole server;
+ * the module's fully qualified service name reports the same check.
+ */
+export function healthService(serviceName: string, isReady: () => Promise<boolean>): UntypedServiceImplementation {
+  const statusOf = async (service: string) => {
+    if (service !== '' && service !== serviceName) return undefined;
+    return (await isReady().catch(() => false)) ? Serving.SERVING : Serving.NOT_SERVING;
+  };
+  return {
+    check(call: ServerUnaryCall<grpc_health_v1.HealthCheckRequest, unknown>, callback: sendUnaryData<unknown>) {
+      statusOf(call.request.service).then((status) => {
+        if (status === undefined) callback({ code: Status.NOT_FOUND, details: `unknown service ${call.request.service}` });
+        else callback(null, { status });
+      });
+    },
+    watch(call: ServerWritableStream<grpc_health_v1.HealthCheckRequest, unknown>) {
+      let last: number | undefined;
+      const tick = async () => {
+        const status = (await statusOf(call.request.service)) ?? Serving.SERVICE_UNKNOWN;
+        if (status !== last) call.write({ status });
+        last = status;
+      };
+      void tick();
+      const timer = setInterval(tick, 5_000);
+      call.on('cancelled', () => clearInterval(timer));
+    },
+  };
+}

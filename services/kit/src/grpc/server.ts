@@ -1,0 +1,120 @@
+import { randomUUID, timingSafeEqual, createHash } from 'node:crypto';
+import {
+  Server,
+  ServerCredentials,
+  status as Status,
+  type sendUnaryData,
+  type ServerUnaryCall,
+  type ServiceDefinition,
+  type UntypedServiceImplementation,
+} from '@grpc/grpc-js';
+import { AppError, isAppError } from '../errors';
+import { runWithContext, type RequestContext } from '../context';
+import type { Logger } from '../log';
+import { MD, metadataToContext } from './metadata';
+import { toServiceError } from './status';
+
+/** What a handler sees besides its request: who asked, and a signal that fires when the caller gives up. */
+export interface CallContext extends RequestContext {
+  signal: AbortSignal;
+  logger: Logger;
+  /** The tenant, required: a handler that needs one calls this and gets UNAUTHENTICATED when it is absent. */
+  requireTenant(): string;
+}
+
+export type UnaryHandler<Req, Res> = (request: Req, ctx: CallContext) => Promise<Res>;
+
+type DefinitionOf<D> = {
+  [K in keyof D]: D[K] extends { requestDeserialize: (b: Buffer) => infer Req; responseSerialize: (v: infer Res) => Buffer }
+    ? UnaryHandler<Req, Res>
+    : never;
+};
+
+/** Handlers for every method of a ts-proto service definition, typed from the definition. */
+export type ServiceHandlers<D> = DefinitionOf<D>;
+
+function sameSecret(a: string, b: string): boolean {
+  // Hash first so lengths match and comparison time does not depend on the secret.
+  return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
+}
+
+/**
+ * Adapts `async (request, ctx) => response` handlers to grpc-js: checks the service
+ * credential, restores the caller's context, honours the deadline, maps errors.
+ */
+export function adaptService<D extends ServiceDefinition>(
+  definition: D,
+  handlers: ServiceHandlers<D>,
+  opts: { credential: string; logger: Logger },
+): UntypedServiceImplementation {
+  const impl: UntypedServiceImplementation = {};
+  for (const method of Object.keys(definition)) {
+    const handler = (handlers as Record<string, UnaryHandler<unknown, unknown>>)[method];
+    if (!handler) throw new Error(`no handler for ${definition[method]!.path}`);
+    impl[method] = (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => {
+      const presented = call.metadata.get(MD.credential)[0];
+      if (typeof presented !== 'string' || !sameSecret(presented, opts.credential)) {
+        callback({ code: Status.UNAUTHENTICATED, details: 'missing or invalid service credential' });
+        return;
+      }
+      const base = metadataToContext(call.metadata, randomUUID());
+      const controller = new AbortController();
+      call.on('cancelled', () => controller.abort());
+      const deadline = call.getDeadline();
+      const deadlineMs = deadline instanceof Date ? deadline.getTime() : Number(deadline);
+      let timer: NodeJS.Timeout | undefined;
+      if (Number.isFinite(deadlineMs) && deadlineMs > 0) {
+        timer = setTimeout(() => controller.abort(), Math.max(0, deadlineMs - Date.now()));
+      }
+      const ctx: CallContext = {
+        ...base,
+        deadline: Number.isFinite(deadlineMs) ? deadlineMs : undefined,
+        signal: controller.signal,
+        logger: opts.logger,
+        requireTenant() {
+          if (!base.tenant) throw new AppError('unauthenticated', 'this call needs x-tenant metadata');
+          return base.tenant;
+        },
+      };
+      runWithContext(ctx, () => handler(call.request, ctx)).then(
+        (response) => {
+          clearTimeout(timer);
+          callback(null, response);
+        },
+        (err: unknown) => {
+          clearTimeout(timer);
+          if (isAppError(err)) {
+            if (err.code === 'internal') opts.logger.error({ err, method }, 'handler failed');
+            callback(toServiceError(err));
+          } else {
+            opts.logger.error({ err, method }, 'handler failed');
+            callback({ code: Status.INTERNAL, details: 'internal error' });
+          }
+        },
+      );
+    };
+  }
+  return impl;
+}
+
+export async function bindServer(server: Server, host: string, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.bindAsync(`${host}:${port}`, ServerCredentials.createInsecure(), (err, bound) =>
+      err ? reject(err) : resolve(bound),
+    );
+  });
+}
+
+/** Stops accepting calls, lets in-flight ones finish, and forces after `timeoutMs`. */
+export async function drainServer(server: Server, timeoutMs: number): Promise<void> {
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(() => {
+      server.forceShutdown();
+      resolve();
+    }, timeoutMs);
+    server.tryShutdown(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}

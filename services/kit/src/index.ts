@@ -1,0 +1,14 @@
+export * from './errors';
+export * from './context';
+export * from './log';
+export * from './config/config';
+export * from './module';
+export * from './clients';
+export * from './runner';
+export * from './grpc/server';
+export * from './grpc/client';
+export * from './grpc/status';
+export * from './grpc/metadata';
+export type * from './store/store';
+export type * from './bus/bus';
+export type * from './meter/meter';

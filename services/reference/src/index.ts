@@ -1,0 +1,1 @@
+export { referenceModule } from './module';

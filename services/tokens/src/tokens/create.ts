@@ -1,0 +1,87 @@
+import { AppError, ValidationError, type FieldErrors } from '@supply/kit';
+import type { supply_tokens_v1 } from '@supply/protos';
+import type { IdentityStore } from '../repository';
+import type { TokenRecord, UserRecord } from '../records';
+import { formatToken, hashSecret, newSecret } from './token-string';
+
+export const SCOPES = [
+  'public_api.read',
+  'public_api.write',
+  'public_api.compute',
+  'public_api.workflow',
+  'public_api.workflow.replace',
+  '*',
+] as const;
+/** Every scope but Read needs Planner on the Public API module, or a workspace admin. */
+export const PRIVILEGED_SCOPES = new Set<string>(SCOPES.filter((s) => s !== 'public_api.read'));
+
+export function mayGrantPrivileged(user: Pick<UserRecord, 'is_admin' | 'levels'>): boolean {
+  return user.is_admin || user.levels.public_api === 'planner';
+}
+
+export function tokenInfo(t: TokenRecord, email: string): supply_tokens_v1.TokenInfo {
+  return {
+    id: t._id,
+    name: t.name,
+    scopes: t.scopes,
+    expires_at: t.expires_at ?? '',
+    created_at: t.created_at,
+    last_used_at: t.last_used_at ?? '',
+    revoked_at: t.revoked_at ?? '',
+    user_id: t.user_id,
+    user_email: email,
+  };
+}
+
+/** Validates a token request as the 422 body reports it: name, scopes, expiry. */
+export function validateTokenRequest(
+  req: { name: string; scopes: string[]; expires_at: string },
+  now: Date,
+): { expiresAt: string | null } {
+  const fields: FieldErrors = {};
+  const add = (k: string, m: string) => (fields[k] ??= []).push(m);
+  if (!req.name.trim()) add('name', 'The name field is required.');
+  else if (req.name.length > 255) add('name', 'The name field must not be greater than 255 characters.');
+  if (req.scopes.length === 0) add('scopes', 'The scopes field is required.');
+  req.scopes.forEach((s, i) => {
+    if (!(SCOPES as readonly string[]).includes(s)) add(`scopes.${i}`, `The selected scopes.${i} is invalid.`);
+  });
+  let expiresAt: string | null = null;
+  if (req.expires_at) {
+    const ms = Date.parse(req.expires_at);
+    if (Number.isNaN(ms)) add('expires_at', 'The expires at field must be a valid date.');
+    else if (ms <= now.getTime()) add('expires_at', 'The expires at field must be a date after now.');
+    else expiresAt = new Date(ms).toISOString();
+  }
+  if (Object.keys(fields).length) throw new ValidationError(fields);
+  return { expiresAt };
+}
+
+/** Creates a token for `user`; privileged scopes need Planner on Public API (403 before anything is written). */
+export async function createToken(
+  store: IdentityStore,
+  user: UserRecord,
+  req: { name: string; scopes: string[]; expires_at: string },
+  now: Date = new Date(),
+): Promise<supply_tokens_v1.CreatedToken> {
+  const { expiresAt } = validateTokenRequest(req, now);
+  const scopes = [...new Set(req.scopes)];
+  if (scopes.some((s) => PRIVILEGED_SCOPES.has(s)) && !mayGrantPrivileged(user)) {
+    throw new AppError('permission_denied', 'Only Planner (Full Access) users of the Public API module or workspace administrators may grant these permissions.', {
+      problem: 'insufficient-permission',
+    });
+  }
+  const secret = newSecret();
+  const record = await store.tokens.insertOne({
+    tenant: user.tenant,
+    user_id: user._id,
+    name: req.name.trim(),
+    secret_sha256: hashSecret(secret),
+    scopes,
+    expires_at: expiresAt,
+    created_at: now.toISOString(),
+    last_used_at: null,
+    revoked_at: null,
+  });
+  return { token: tokenInfo(record, user.email), plain_text_token: formatToken(record._id, secret) };
+}

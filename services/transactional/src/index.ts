@@ -1,0 +1,1 @@
+export { transactionalModule } from './module';

@@ -1,0 +1,1 @@
+export { workflowsModule } from './module';
