@@ -1,0 +1,161 @@
+import assert from 'node:assert/strict';
+import { bucketsFromCalendar } from './buckets';
+import { financialPlan } from './financial';
+import { LOT_SIZING_RULES } from './lot-sizing';
+import type { SupplyPolicy } from './modes';
+import type { PlanningParameters } from './parameters';
+import { planItemLocation, type PlanResult, type StandardPlanInput } from './index';
+import { SeededRandom } from './prng';
+
+const CASES = 3000;
+const ALL_WEEKS = bucketsFromCalendar({ start: '2025-01-06', bucket: 'week', count: 80 });
+
+/** Relative tolerance: lots are built by float arithmetic on arbitrary fractional demand. */
+function near(a: number, b: number): boolean {
+  return Math.abs(a - b) <= 1e-7 * Math.max(1, Math.abs(a), Math.abs(b));
+}
+
+function isMultiple(qty: number, multiple: number): boolean {
+  const k = qty / multiple;
+  return Math.abs(k - Math.round(k)) <= 1e-6;
+}
+
+/** A random but valid item-location: intermittent or steady demand, any rule, any modifiers. */
+function randomInput(rng: SeededRandom, supplyPolicy: SupplyPolicy): StandardPlanInput {
+  const buckets = rng.int(1, ALL_WEEKS.length);
+  const level = rng.pick([0.5, 5, 40, 300, 2500]);
+  const intermittency = rng.pick([0, 0.3, 0.8]);
+  const fractional = rng.chance(0.5);
+  const gross = new Array<number>(buckets);
+  for (let t = 0; t < buckets; t++) {
+    const q = rng.chance(intermittency) ? 0 : rng.range(0, 2 * level);
+    gross[t] = fractional ? q : Math.round(q);
+  }
+  const scheduled = rng.chance(0.4)
+    ? gross.map(() => (rng.chance(0.15) ? Math.round(rng.range(0, 3 * level)) : 0))
+    : undefined;
+  const parameters: PlanningParameters = {
+    lead_time: rng.int(0, buckets - 1),
+    safety_stock: rng.chance(0.6) ? rng.range(0, 2 * level) : 0,
+    lot_sizing_rule: rng.pick(LOT_SIZING_RULES),
+    fixed_order_qty: rng.range(0.5, 5 * level),
+    ordering_cost: rng.range(0, 500),
+    unit_cost: rng.range(0.1, 80),
+    holding_rate: rng.chance(0.5) ? undefined : rng.range(0.05, 0.6),
+    periods_of_supply: rng.chance(0.5) ? rng.int(1, 8) : undefined,
+    min_order_qty: rng.chance(0.4) ? rng.range(0, 3 * level) : undefined,
+    order_multiple: rng.chance(0.4) ? rng.pick([1, 6, 12, 2.5, 0.25, 100]) : undefined,
+    max_order_qty: rng.chance(0.3) ? rng.range(0, 6 * level) : undefined,
+  };
+  return {
+    period_starts: ALL_WEEKS.slice(0, buckets),
+    gross_requirements: gross,
+    scheduled_receipts: scheduled,
+    on_hand: rng.chance(0.1) ? -rng.range(0, level) : rng.range(0, 4 * level),
+    parameters,
+    supply_policy: supplyPolicy,
+  };
+}
+
+/** Demand in the buckets before `buckets`, which only on-hand and scheduled receipts can cover. */
+function demandWithin(input: StandardPlanInput, buckets: number): number {
+  let sum = 0;
+  for (let t = 0; t < buckets; t++) sum += input.gross_requirements[t]!;
+  return sum;
+}
+
+function forEachCase(seed: number, supplyPolicy: SupplyPolicy, check: (input: StandardPlanInput, plan: PlanResult) => void) {
+  const rng = new SeededRandom(seed);
+  for (let i = 0; i < CASES; i++) {
+    const input = randomInput(rng, supplyPolicy);
+    const plan = planItemLocation(input);
+    try {
+      check(input, plan);
+    } catch (e) {
+      (e as Error).message = `seed ${seed} case ${i}: ${(e as Error).message}\n${JSON.stringify(input)}`;
+      throw e;
+    }
+  }
+}
+
+describe('planning/properties (seeded random item-locations)', () => {
+  it('unconstrained: projected available never drops below safety stock, and nothing is past due when on-hand covers the lead time', () => {
+    let covered = 0;
+    forEachCase(1, 'unconstrained', (input, plan) => {
+      const ss = input.parameters.safety_stock ?? 0;
+      plan.projected_available.forEach((pa, t) => assert.ok(pa >= ss || near(pa, ss), `bucket ${t}: ${pa} < ${ss}`));
+      assert.ok(plan.exceptions.every((e) => e.type === 'release_in_past'));
+      if (input.on_hand >= ss + demandWithin(input, input.parameters.lead_time)) {
+        covered++;
+        assert.deepEqual(plan.exceptions, []);
+      }
+    });
+    assert.ok(covered > CASES / 20, `only ${covered} cases without past-due releases`);
+  });
+
+  it('constrained: safety stock holds from the first plannable bucket, and everywhere when on-hand covers the lead time', () => {
+    forEachCase(2, 'constrained', (input, plan) => {
+      const ss = input.parameters.safety_stock ?? 0;
+      const leadTime = input.parameters.lead_time;
+      const coveredFromStart = input.on_hand >= ss + demandWithin(input, leadTime);
+      plan.projected_available.forEach((pa, t) => {
+        if (t >= leadTime || coveredFromStart) assert.ok(pa >= ss || near(pa, ss), `bucket ${t}: ${pa} < ${ss}`);
+      });
+      assert.equal(plan.past_due_releases, 0);
+      assert.ok(plan.exceptions.every((e) => e.type !== 'release_in_past' && e.bucket < leadTime));
+    });
+  });
+
+  for (const supplyPolicy of ['unconstrained', 'constrained'] as const) {
+    it(`${supplyPolicy}: every planned receipt honours MOQ, the order multiple and the maximum`, () => {
+      forEachCase(3, supplyPolicy, (input, plan) => {
+        const { min_order_qty: moq = 0, order_multiple: multiple = 0 } = input.parameters;
+        for (const order of plan.plannedOrders()) {
+          assert.ok(order.quantity > 0);
+          assert.ok(order.quantity >= moq || near(order.quantity, moq), `order ${order.quantity} < MOQ ${moq}`);
+          if (multiple > 0) assert.ok(isMultiple(order.quantity, multiple), `order ${order.quantity} not a multiple of ${multiple}`);
+          assert.ok(order.quantity <= plan.lot_policy.split_qty || near(order.quantity, plan.lot_policy.split_qty));
+        }
+        if (multiple > 0) plan.planned_receipts.forEach((q) => assert.ok(isMultiple(q, multiple)));
+      });
+    });
+
+    it(`${supplyPolicy}: balances reconcile bucket by bucket and releases match receipts`, () => {
+      forEachCase(4, supplyPolicy, (input, plan) => {
+        let previous = input.on_hand;
+        let receipts = 0;
+        let releases = 0;
+        for (let t = 0; t < plan.period_starts.length; t++) {
+          const expected = previous + plan.scheduled_receipts[t]! + plan.planned_receipts[t]! - plan.gross_requirements[t]!;
+          assert.ok(near(plan.projected_available[t]!, expected), `bucket ${t}`);
+          previous = plan.projected_available[t]!;
+          receipts += plan.planned_receipts[t]!;
+          releases += plan.planned_releases[t]!;
+        }
+        assert.ok(near(receipts, releases));
+      });
+    });
+
+    it(`${supplyPolicy}: no NaN or infinity in the MRP record, orders or financial plan`, () => {
+      forEachCase(5, supplyPolicy, (input, plan) => {
+        const finance = financialPlan(plan, { unit_cost: input.parameters.unit_cost!, unit_price: 2 * input.parameters.unit_cost! });
+        const values = [
+          ...plan.rows().flatMap((r) => Object.values(r)),
+          ...plan.plannedOrders().flatMap((o) => Object.values(o)),
+          ...plan.exceptions.flatMap((e) => Object.values(e)),
+          ...finance.rows.flatMap((r) => Object.values(r)),
+          ...Object.values(finance.totals),
+        ];
+        for (const v of values) if (typeof v === 'number') assert.ok(Number.isFinite(v), `non-finite ${v}`);
+        // Inventory moves only by receipts in and goods shipped out.
+        let inventory = Math.max(input.on_hand, 0) * input.parameters.unit_cost!;
+        finance.rows.forEach((row, t) => {
+          const receiptsValue = (plan.scheduled_receipts[t]! + plan.planned_receipts[t]!) * input.parameters.unit_cost!;
+          assert.ok(near(row.inventory_value, inventory + receiptsValue - row.cost_of_goods), `bucket ${t}`);
+          assert.ok(row.satisfied_demand <= plan.gross_requirements[t]! + Math.max(0, -(t === 0 ? input.on_hand : plan.projected_available[t - 1]!)) + 1e-6);
+          inventory = row.inventory_value;
+        });
+      });
+    });
+  }
+});
