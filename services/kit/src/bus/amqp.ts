@@ -1,0 +1,647 @@
+/**
+ * The RabbitMQ bus (amqplib).
+ *
+ * Topology, every name prefixed by `<namespace>.` when a namespace is set:
+ * - work queue `<queue>`: durable quorum queue, `x-delivery-limit` = maxDeliveries - 1
+ *   (RabbitMQ dead-letters once a message was returned more than the limit, so the
+ *   handler runs exactly maxDeliveries times), dead-lettering through the direct
+ *   exchange `dead-letter` with routing key `<queue>`. Dead-lettering is at-least-once
+ *   (`x-dead-letter-strategy`, which needs `x-overflow: reject-publish`) on RabbitMQ
+ *   3.10 and later, at-most-once on older brokers, which lack the strategy.
+ * - dead queue `<queue>.dead`: durable classic queue bound to `dead-letter`. Classic,
+ *   because a quorum queue would count every browse as a delivery and, on brokers with a
+ *   default delivery limit, eventually drop what it holds.
+ * - topic `<topic>`: durable fanout exchange `topic.<topic>`; each subscriber binds its
+ *   own exclusive auto-delete queue `topic.<topic>.<uuid>` to it.
+ *
+ * One connection carries a confirm channel for send/publish, a channel for declarations
+ * (a refused declaration closes only that one) and one channel per consumer and per
+ * subscriber, each with its own prefetch. When the connection drops, it reconnects with
+ * capped exponential backoff, redeclares on first use and re-attaches every consumer
+ * and subscriber; sends made meanwhile wait up to `sendTimeoutMs`.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import amqp, { type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage, type Options } from 'amqplib';
+import { AppError } from '../errors.js';
+import type { Bus, BusOptions, ConsumeOptions, Delivery, Subscription, WorkHandler } from './bus.js';
+import {
+  assertName,
+  backoffMs,
+  DEFAULT_DRAIN_TIMEOUT_MS,
+  deadQueueOf,
+  decodeBody,
+  defaultLogger,
+  encodeBody,
+  errorMessage,
+  namespaced,
+  resolveMaxDeliveries,
+  resolvePrefetch,
+  settleWithin,
+  Timers,
+  type BusLogger,
+} from './common.js';
+
+export interface AmqpBusOptions extends BusOptions {
+  amqpUrl: string;
+  logger?: BusLogger;
+  /** How long send/publish wait for the broker (including an outage) before failing `unavailable`. */
+  sendTimeoutMs?: number;
+  /** How long openAmqpBus keeps trying to reach the broker at start. */
+  connectTimeoutMs?: number;
+  /** Reconnect backoff: first delay, doubled per failed attempt up to the cap. */
+  reconnectDelayMs?: number;
+  reconnectMaxDelayMs?: number;
+  drainTimeoutMs?: number;
+}
+
+/** Subscribers ack after their handler settles; this bounds how many run at once. */
+const SUBSCRIBER_PREFETCH = 64;
+/** Reply codes that mean the broker refused the request itself, so retrying cannot help. */
+const PERMANENT_REPLY_CODES = new Set([403, 404, 405, 406]);
+
+export async function openAmqpBus(options: AmqpBusOptions): Promise<Bus> {
+  const bus = new AmqpBus(options);
+  await bus.start();
+  return bus;
+}
+
+/** One live connection and what was opened and declared on it; all of it dies with the connection. */
+class Session {
+  alive = true;
+  private publisherChannel: Promise<ConfirmChannel> | null = null;
+  private topologyChannel: Promise<Channel> | null = null;
+  private readonly declared = new Map<string, Promise<void>>();
+
+  constructor(
+    readonly model: ChannelModel,
+    readonly atLeastOnceDeadLetters: boolean,
+    private readonly log: BusLogger,
+  ) {}
+
+  publisher(): Promise<ConfirmChannel> {
+    this.publisherChannel ??= this.open('publisher', () => this.model.createConfirmChannel(), () => {
+      this.publisherChannel = null;
+    });
+    return this.publisherChannel;
+  }
+
+  topology(): Promise<Channel> {
+    this.topologyChannel ??= this.open('topology', () => this.model.createChannel(), () => {
+      this.topologyChannel = null;
+    });
+    return this.topologyChannel;
+  }
+
+  /** Runs a declaration once per connection; a failed one is retried on next use. */
+  declare(key: string, declare: (channel: Channel) => Promise<unknown>): Promise<void> {
+    let done = this.declared.get(key);
+    if (!done) {
+      done = this.topology().then(async (channel) => {
+        await declare(channel);
+      });
+      this.declared.set(key, done);
+      done.catch(() => this.declared.delete(key));
+    }
+    return done;
+  }
+
+  private open<C extends Channel>(role: string, create: () => Promise<C>, forget: () => void): Promise<C> {
+    const opened = create().then((channel) => {
+      channel.on('error', (err: Error) => this.log.warn({ err: err.message, role }, 'channel closed by the broker'));
+      channel.on('close', forget);
+      return channel;
+    });
+    opened.catch(forget);
+    return opened;
+  }
+}
+
+class AmqpBus implements Bus {
+  readonly maxDeliveries: number;
+  readonly drainTimeoutMs: number;
+  readonly log: BusLogger;
+  readonly timers = new Timers();
+  private readonly sendTimeoutMs: number;
+  private readonly consumers = new Set<Attachment>();
+  private session: Session | null = null;
+  private connected!: { promise: Promise<Session>; resolve: (s: Session) => void; reject: (e: Error) => void };
+  private reconnecting = false;
+  private closing: Promise<void> | null = null;
+
+  constructor(private readonly options: AmqpBusOptions) {
+    this.maxDeliveries = resolveMaxDeliveries(options);
+    this.sendTimeoutMs = options.sendTimeoutMs ?? 30_000;
+    this.drainTimeoutMs = options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
+    this.log = defaultLogger(options.logger).child({ component: 'bus', adapter: 'amqp' });
+    this.resetConnected();
+  }
+
+  get closed(): boolean {
+    return this.closing !== null;
+  }
+
+  name(name: string): string {
+    return namespaced(this.options.namespace, name);
+  }
+
+  async start(): Promise<void> {
+    const deadline = Date.now() + (this.options.connectTimeoutMs ?? 30_000);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.establish();
+        return;
+      } catch (err) {
+        if (Date.now() >= deadline) {
+          await this.close();
+          throw new AppError('unavailable', `Cannot reach the message broker: ${errorMessage(err)}`);
+        }
+        this.log.warn({ err: errorMessage(err), attempt }, 'broker not reachable yet; retrying');
+        await this.timers.sleep(this.reconnectDelay(attempt));
+      }
+    }
+  }
+
+  private reconnectDelay(attempt: number): number {
+    return backoffMs(attempt, this.options.reconnectDelayMs ?? 100, this.options.reconnectMaxDelayMs ?? 10_000);
+  }
+
+  private resetConnected(): void {
+    let resolve!: (s: Session) => void;
+    let reject!: (e: Error) => void;
+    const promise = new Promise<Session>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    // Nobody may be waiting when close() rejects it.
+    promise.catch(() => undefined);
+    this.connected = { promise, resolve, reject };
+  }
+
+  /** Opens a connection, then re-attaches every live consumer and subscriber to it. */
+  private async establish(): Promise<void> {
+    const model = await amqp.connect(this.options.amqpUrl, {
+      clientProperties: { connection_name: `bus:${this.options.namespace ?? 'default'}` },
+    });
+    const version = String(model.connection.serverProperties.version ?? '');
+    const session = new Session(model, supportsAtLeastOnceDeadLetters(version), this.log);
+    model.on('error', (err: Error) => this.log.warn({ err: err.message }, 'broker connection error'));
+    model.on('close', (err?: Error) => this.onConnectionLost(session, err));
+    model.on('blocked', (reason: string) => this.log.warn({ reason }, 'broker blocked publishing'));
+    model.on('unblocked', () => this.log.info('broker unblocked publishing'));
+    if (this.closed) {
+      session.alive = false;
+      await model.close().catch(() => undefined);
+      return;
+    }
+    this.session = session;
+    this.log.info({ broker: version }, 'connected to the message broker');
+    await Promise.all([...this.consumers].map((consumer) => consumer.attach(session).catch(() => undefined)));
+    if (session.alive) this.connected.resolve(session);
+  }
+
+  private onConnectionLost(session: Session, err?: Error): void {
+    session.alive = false;
+    if (this.session !== session) return;
+    this.session = null;
+    this.resetConnected();
+    if (this.closed) return;
+    this.log.warn({ err: err?.message }, 'lost the broker connection; reconnecting');
+    void this.reconnect();
+  }
+
+  private async reconnect(): Promise<void> {
+    if (this.reconnecting) return;
+    this.reconnecting = true;
+    try {
+      for (let attempt = 0; !this.closed && !this.session; attempt++) {
+        await this.timers.sleep(this.reconnectDelay(attempt));
+        if (this.closed) return;
+        try {
+          await this.establish();
+        } catch (err) {
+          this.log.warn({ err: errorMessage(err), attempt }, 'reconnecting to the broker failed');
+        }
+      }
+    } finally {
+      this.reconnecting = false;
+    }
+  }
+
+  /** The live session, or waits for the next one until `deadline`. */
+  async sessionBy(deadline: number): Promise<Session> {
+    if (this.closed) throw new AppError('unavailable', 'The message bus is closed.');
+    if (this.session?.alive) return this.session;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new AppError('unavailable', 'The message broker is unreachable.')),
+        Math.max(0, deadline - Date.now()),
+      );
+    });
+    try {
+      return await Promise.race([this.connected.promise, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * Runs `attempt` on a live session until it succeeds, retrying across reconnects until
+   * the deadline. Broker refusals (bad arguments, access) fail at once.
+   */
+  private async withSession<R>(what: string, attempt: (session: Session) => Promise<R>, timeoutMs = this.sendTimeoutMs): Promise<R> {
+    const deadline = Date.now() + timeoutMs;
+    for (let tries = 0; ; tries++) {
+      const session = await this.sessionBy(deadline);
+      try {
+        return await attempt(session);
+      } catch (err) {
+        if (err instanceof AppError) throw err;
+        const code = (err as { code?: unknown }).code;
+        if (typeof code === 'number' && PERMANENT_REPLY_CODES.has(code)) {
+          throw new AppError('internal', `The message broker refused to ${what}: ${errorMessage(err)}`);
+        }
+        if (Date.now() >= deadline) {
+          throw new AppError('unavailable', `Could not ${what} before the timeout: ${errorMessage(err)}`);
+        }
+        this.log.debug({ err: errorMessage(err), tries }, `retrying ${what}`);
+        await this.timers.sleep(Math.min(backoffMs(tries, 20, 500), Math.max(0, deadline - Date.now())));
+      }
+    }
+  }
+
+  async declareQueue(session: Session, queue: string): Promise<void> {
+    const name = this.name(queue);
+    const args: Record<string, unknown> = {
+      'x-queue-type': 'quorum',
+      'x-delivery-limit': this.maxDeliveries - 1,
+      'x-dead-letter-exchange': this.name('dead-letter'),
+      'x-dead-letter-routing-key': name,
+    };
+    if (session.atLeastOnceDeadLetters) {
+      args['x-dead-letter-strategy'] = 'at-least-once';
+      args['x-overflow'] = 'reject-publish';
+    }
+    await this.declareDeadQueue(session, queue);
+    await session.declare(`queue:${name}`, (channel) => channel.assertQueue(name, { durable: true, arguments: args }));
+  }
+
+  declareDeadQueue(session: Session, queue: string): Promise<void> {
+    const name = this.name(queue);
+    const exchange = this.name('dead-letter');
+    const dead = deadQueueOf(name);
+    return session.declare(`dead:${name}`, async (channel) => {
+      await channel.assertExchange(exchange, 'direct', { durable: true });
+      await channel.assertQueue(dead, { durable: true });
+      await channel.bindQueue(dead, exchange, name);
+    });
+  }
+
+  declareTopic(session: Session, topic: string): Promise<string> {
+    const exchange = this.name(`topic.${topic}`);
+    return session
+      .declare(`topic:${exchange}`, (channel) => channel.assertExchange(exchange, 'fanout', { durable: true }))
+      .then(() => exchange);
+  }
+
+  async send<T>(queue: string, body: T, options?: { messageId?: string }): Promise<void> {
+    assertName('queue', queue);
+    const content = Buffer.from(encodeBody(body));
+    const properties: Options.Publish = {
+      persistent: true,
+      messageId: options?.messageId ?? randomUUID(),
+      contentType: 'application/json',
+      timestamp: Math.floor(Date.now() / 1000),
+    };
+    await this.withSession(`send to ${queue}`, async (session) => {
+      await this.declareQueue(session, queue);
+      await confirmed(await session.publisher(), '', this.name(queue), content, properties);
+    });
+  }
+
+  async publish<T>(topic: string, event: T): Promise<void> {
+    assertName('topic', topic);
+    const content = Buffer.from(encodeBody(event));
+    const properties: Options.Publish = { messageId: randomUUID(), contentType: 'application/json' };
+    await this.withSession(`publish to ${topic}`, async (session) => {
+      const exchange = await this.declareTopic(session, topic);
+      await confirmed(await session.publisher(), exchange, '', content, properties);
+    });
+  }
+
+  async consume<T>(queue: string, handler: WorkHandler<T>, options?: ConsumeOptions): Promise<Subscription> {
+    assertName('queue', queue);
+    const consumer = new WorkConsumer(this, queue, handler as WorkHandler, resolvePrefetch(options?.prefetch));
+    return this.register(consumer, `consume ${queue}`);
+  }
+
+  async subscribe<T>(topic: string, handler: (event: T) => void | Promise<void>): Promise<Subscription> {
+    assertName('topic', topic);
+    const subscriber = new TopicSubscriber(this, topic, handler as (event: unknown) => void | Promise<void>);
+    return this.register(subscriber, `subscribe to ${topic}`);
+  }
+
+  /** Registers first so a reconnect during the first attach still picks it up. */
+  private async register(attachment: Attachment, what: string): Promise<Subscription> {
+    this.consumers.add(attachment);
+    try {
+      await this.withSession(what, (session) => attachment.attach(session));
+    } catch (err) {
+      this.consumers.delete(attachment);
+      await attachment.close();
+      throw err;
+    }
+    return {
+      close: async () => {
+        this.consumers.delete(attachment);
+        await attachment.close();
+      },
+    };
+  }
+
+  /**
+   * Browses the dead queue: takes up to `limit` messages unacknowledged on a private
+   * channel, then closes it, which puts them all back in their places (classic queue).
+   * Concurrent browsers of one dead queue may each see only part of it.
+   */
+  async deadLetters<T>(queue: string, limit = 100): Promise<Array<{ messageId: string; body: T }>> {
+    assertName('queue', queue);
+    const dead = deadQueueOf(this.name(queue));
+    return this.withSession(`read dead letters of ${queue}`, async (session) => {
+      await this.declareDeadQueue(session, queue);
+      const channel = await session.model.createChannel();
+      channel.on('error', (err: Error) => this.log.warn({ err: err.message }, 'dead-letter browse channel closed'));
+      const found: Array<{ messageId: string; body: T }> = [];
+      try {
+        while (found.length < limit) {
+          const message = await channel.get(dead, { noAck: false });
+          if (message === false) break;
+          found.push({ messageId: messageIdOf(message), body: decodeBody<T>(message.content.toString()) });
+        }
+      } finally {
+        await channel.close().catch(() => undefined);
+      }
+      return found;
+    });
+  }
+
+  async ping(): Promise<void> {
+    await this.withSession('ping', async (session) => {
+      await (await session.topology()).checkExchange('amq.fanout');
+    }, Math.min(this.sendTimeoutMs, 5_000));
+  }
+
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.timers.cancelAll();
+      this.connected.reject(new AppError('unavailable', 'The message bus is closed.'));
+      await Promise.all([...this.consumers].map((consumer) => consumer.close()));
+      this.consumers.clear();
+      const session = this.session;
+      this.session = null;
+      if (session) {
+        session.alive = false;
+        await session.model.close().catch(() => undefined);
+      }
+    })();
+    return this.closing;
+  }
+}
+
+/** A consumer or subscriber: something that must be re-attached to every new connection. */
+abstract class Attachment {
+  protected channel: Channel | null = null;
+  protected session: Session | null = null;
+  protected closed = false;
+  private chain: Promise<void> = Promise.resolve();
+  private readonly retries = new Timers();
+  private failures = 0;
+  private readonly running = new Set<Promise<void>>();
+  /** Deliveries can finish before open() records the channel, so liveness is tracked per channel. */
+  private readonly closedChannels = new WeakSet<Channel>();
+
+  constructor(protected readonly bus: AmqpBus) {}
+
+  /** Attaches to `session` unless already attached there; serialised so it never attaches twice. */
+  attach(session: Session): Promise<void> {
+    const run = this.chain.then(async () => {
+      if (this.closed || !session.alive || (this.session === session && this.channel)) return;
+      try {
+        await this.open(session);
+        this.failures = 0;
+      } catch (err) {
+        this.bus.log.warn({ err: errorMessage(err), target: this.target }, 'attaching to the broker failed');
+        this.scheduleRetry(session);
+        throw err;
+      }
+    });
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+
+  protected abstract get target(): string;
+  protected abstract start(channel: Channel, session: Session): Promise<void>;
+
+  private async open(session: Session): Promise<void> {
+    const channel = await session.model.createChannel();
+    channel.on('error', (err: Error) => this.bus.log.warn({ err: err.message, target: this.target }, 'consumer channel closed by the broker'));
+    channel.on('close', () => {
+      this.closedChannels.add(channel);
+      this.onChannelClosed(channel, session);
+    });
+    try {
+      await this.start(channel, session);
+    } catch (err) {
+      await channel.close().catch(() => undefined);
+      throw err;
+    }
+    if (this.closed || !session.alive) {
+      await channel.close().catch(() => undefined);
+      return;
+    }
+    this.channel = channel;
+    this.session = session;
+  }
+
+  /** A channel lost while its connection lives (queue deleted, broker-side error) is reopened here. */
+  private onChannelClosed(channel: Channel, session: Session): void {
+    if (this.channel !== channel) return;
+    this.channel = null;
+    if (!this.closed && session.alive) this.scheduleRetry(session);
+  }
+
+  private scheduleRetry(session: Session): void {
+    if (this.closed || !session.alive) return;
+    const delay = backoffMs(this.failures++, 100, 10_000);
+    this.retries.after(delay, () => {
+      this.attach(session).catch(() => undefined);
+    });
+  }
+
+  /** Handler work is tracked so close() can let it finish before the channel goes. */
+  protected track(work: Promise<void>): void {
+    this.running.add(work);
+    void work.finally(() => this.running.delete(work));
+  }
+
+  /** The broker cancelled us (e.g. the queue was deleted): drop the channel and attach afresh. */
+  protected cancelled(channel: Channel): void {
+    this.bus.log.warn({ target: this.target }, 'the broker cancelled the consumer; re-attaching');
+    void channel.close().catch(() => undefined);
+  }
+
+  /** Acks or nacks on the channel the message came from; if that channel is gone the broker already requeued it. */
+  protected settle(channel: Channel, message: ConsumeMessage, outcome: 'ack' | 'requeue' | 'reject'): void {
+    if (this.closedChannels.has(channel)) {
+      this.bus.log.debug({ target: this.target }, 'channel gone before the outcome; the broker redelivers the message');
+      return;
+    }
+    try {
+      if (outcome === 'ack') channel.ack(message);
+      else channel.nack(message, false, outcome === 'requeue');
+    } catch (err) {
+      this.bus.log.debug({ err: errorMessage(err), target: this.target }, 'settling on a closing channel failed; the broker redelivers the message');
+    }
+  }
+
+  /** Stops deliveries, lets running handlers finish for a while, then closes the channel (requeueing the rest). */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.retries.cancelAll();
+    await this.chain;
+    const channel = this.channel;
+    if (channel) await this.stop(channel).catch(() => undefined);
+    const drained = await settleWithin(Promise.all([...this.running]), this.bus.drainTimeoutMs);
+    if (!drained) this.bus.log.warn({ target: this.target, messages: this.running.size }, 'handlers still running at close; the broker requeues their messages');
+    this.channel = null;
+    if (channel) await channel.close().catch(() => undefined);
+  }
+
+  protected abstract stop(channel: Channel): Promise<void>;
+}
+
+class WorkConsumer extends Attachment {
+  private consumerTag: string | null = null;
+
+  constructor(
+    bus: AmqpBus,
+    private readonly queue: string,
+    private readonly handler: WorkHandler,
+    private readonly prefetch: number,
+  ) {
+    super(bus);
+  }
+
+  protected get target(): string {
+    return this.queue;
+  }
+
+  protected async start(channel: Channel, session: Session): Promise<void> {
+    await this.bus.declareQueue(session, this.queue);
+    await channel.prefetch(this.prefetch);
+    const reply = await channel.consume(this.bus.name(this.queue), (message) => {
+      if (message === null) this.cancelled(channel);
+      else this.track(this.handle(channel, message));
+    }, { noAck: false });
+    this.consumerTag = reply.consumerTag;
+  }
+
+  protected async stop(channel: Channel): Promise<void> {
+    if (this.consumerTag) await channel.cancel(this.consumerTag);
+  }
+
+  private async handle(channel: Channel, message: ConsumeMessage): Promise<void> {
+    const delivery: Delivery = { messageId: messageIdOf(message), deliveryCount: deliveryCountOf(message) };
+    let body: unknown;
+    try {
+      body = decodeBody(message.content.toString());
+    } catch (err) {
+      // It can never succeed, so skip the retries and dead-letter it now.
+      this.bus.log.error({ err: errorMessage(err), queue: this.queue, messageId: delivery.messageId }, 'undecodable message; dead-lettering');
+      this.settle(channel, message, 'reject');
+      return;
+    }
+    try {
+      await this.handler(body, delivery);
+    } catch (err) {
+      this.bus.log.warn({ err, queue: this.queue, ...delivery }, delivery.deliveryCount >= this.bus.maxDeliveries ? 'handler failed on the last allowed delivery; dead-lettering' : 'handler failed; redelivering');
+      this.settle(channel, message, 'requeue');
+      return;
+    }
+    this.settle(channel, message, 'ack');
+  }
+}
+
+class TopicSubscriber extends Attachment {
+  private consumerTag: string | null = null;
+
+  constructor(
+    bus: AmqpBus,
+    private readonly topic: string,
+    private readonly handler: (event: unknown) => void | Promise<void>,
+  ) {
+    super(bus);
+  }
+
+  protected get target(): string {
+    return `topic ${this.topic}`;
+  }
+
+  protected async start(channel: Channel, session: Session): Promise<void> {
+    const exchange = await this.bus.declareTopic(session, this.topic);
+    await channel.prefetch(SUBSCRIBER_PREFETCH);
+    // A fresh name per attach: the queue of a dropped connection may not be gone yet.
+    const { queue } = await channel.assertQueue(`${exchange}.${randomUUID()}`, { exclusive: true, autoDelete: true, durable: false });
+    await channel.bindQueue(queue, exchange, '');
+    const reply = await channel.consume(queue, (message) => {
+      if (message === null) this.cancelled(channel);
+      else this.track(this.handle(channel, message));
+    }, { noAck: false });
+    this.consumerTag = reply.consumerTag;
+  }
+
+  protected async stop(channel: Channel): Promise<void> {
+    if (this.consumerTag) await channel.cancel(this.consumerTag);
+  }
+
+  private async handle(channel: Channel, message: ConsumeMessage): Promise<void> {
+    try {
+      await this.handler(decodeBody(message.content.toString()));
+    } catch (err) {
+      this.bus.log.error({ err, topic: this.topic }, 'event handler failed');
+    }
+    this.settle(channel, message, 'ack');
+  }
+}
+
+/** Publishes and resolves on the broker's confirm; a nack means the broker did not take it. */
+function confirmed(channel: ConfirmChannel, exchange: string, routingKey: string, content: Buffer, properties: Options.Publish): Promise<void> {
+  return new Promise((resolve, reject) => {
+    channel.publish(exchange, routingKey, content, properties, (err: unknown) => {
+      if (!err) resolve();
+      else if (err instanceof Error && err.message === 'message nacked') reject(new AppError('unavailable', 'The message broker refused the message.'));
+      else reject(err instanceof Error ? err : new Error(String(err)));
+    });
+  });
+}
+
+/** Quorum queues count returns in `x-delivery-count`; absent means this is the first delivery. */
+function deliveryCountOf(message: ConsumeMessage): number {
+  const returns = Number(message.properties.headers?.['x-delivery-count'] ?? 0);
+  if (Number.isFinite(returns) && returns > 0) return returns + 1;
+  return message.fields.redelivered ? 2 : 1;
+}
+
+/** Messages published by other clients may lack an id; a content hash is at least stable across redeliveries. */
+function messageIdOf(message: { content: Buffer; properties: { messageId?: unknown } }): string {
+  const id = message.properties.messageId;
+  if (typeof id === 'string' && id !== '') return id;
+  return `sha256:${createHash('sha256').update(message.content).digest('hex').slice(0, 32)}`;
+}
+
+/** `x-dead-letter-strategy: at-least-once` arrived in RabbitMQ 3.10. */
+export function supportsAtLeastOnceDeadLetters(version: string): boolean {
+  const [major = 0, minor = 0] = version.split('.').map((part) => Number.parseInt(part, 10));
+  return major > 3 || (major === 3 && minor >= 10);
+}
