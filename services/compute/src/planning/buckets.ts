@@ -61,6 +61,18 @@ export function bucketsPerYear(bucket: BucketSize): number {
  * length, rounded (weekly -> 52, monthly -> 12, daily -> 365). A single bucket gives 52.
  */
 export function bucketsPerYearFromStarts(periodStarts: readonly string[]): number {
+  // Item-locations of one run share one calendar array; parse its dates once, not per item.
+  let cached = bucketsPerYearCache.get(periodStarts);
+  if (cached === undefined) {
+    cached = computeBucketsPerYear(periodStarts);
+    bucketsPerYearCache.set(periodStarts, cached);
+  }
+  return cached;
+}
+
+const bucketsPerYearCache = new WeakMap<readonly string[], number>();
+
+function computeBucketsPerYear(periodStarts: readonly string[]): number {
   const n = periodStarts.length;
   if (n < 2) return 52;
   const spanDays = (parseIsoDate('period_starts.' + (n - 1), periodStarts[n - 1]) -

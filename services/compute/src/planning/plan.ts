@@ -3,6 +3,7 @@ import type { PlanException } from './exceptions';
 import { receiptQuantities, resolveLotPolicy, type DemandProfile, type LotPolicy } from './lot-sizing';
 import { SUPPLY_POLICIES, mapModeInputs, type PlanInput, type PlanningMode, type SupplyPolicy } from './modes';
 import { runNetting } from './netting';
+import { allocateSeries } from './series-slab';
 import {
   PlanningInputError,
   optionalNonNegative,
@@ -114,9 +115,6 @@ export function planItemLocation(input: PlanInput): PlanResult {
   const supplyPolicy = requireOneOf('supply_policy', input.supply_policy ?? 'unconstrained', SUPPLY_POLICIES);
   const policy = resolveLotPolicy(params, () => demandProfile(mapped.gross, input), field);
 
-  // One backing buffer for all output series keeps a plan to a single allocation.
-  const series = mapped.scheduled === undefined ? 5 : 4;
-  const buffer = new Float64Array(series * buckets);
   const plan = new ItemLocationPlan(
     mode,
     supplyPolicy,
@@ -126,11 +124,11 @@ export function planItemLocation(input: PlanInput): PlanResult {
     leadTime,
     policy,
     mapped.gross,
-    mapped.scheduled ?? buffer.subarray(4 * buckets),
-    buffer.subarray(0, buckets),
-    buffer.subarray(buckets, 2 * buckets),
-    buffer.subarray(2 * buckets, 3 * buckets),
-    buffer.subarray(3 * buckets, 4 * buckets),
+    mapped.scheduled ?? allocateSeries(buckets),
+    allocateSeries(buckets),
+    allocateSeries(buckets),
+    allocateSeries(buckets),
+    allocateSeries(buckets),
     policy.split_qty === Infinity ? null : new Uint32Array(buckets),
   );
   const exceptions = runNetting(
