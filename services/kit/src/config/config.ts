@@ -43,6 +43,8 @@ const schema = z.object({
   BODY_LIMIT_KB: z.coerce.number().int().min(1).default(10_240),
   BUS_NAMESPACE: z.string().regex(/^[a-z0-9_.-]*$/).default('supply'),
   PUBLIC_BASE_URL: z.string().optional(),
+  // Tests only: the clock starts at this instant and runs on (e.g. past the legacy sunset).
+  CLOCK_NOW: z.iso.datetime({ offset: true }).optional(),
 });
 
 export type Env = z.infer<typeof schema>;
@@ -57,6 +59,8 @@ export interface Config extends Env {
   peers: Record<ServiceName, string>;
   /** Port a service listens on in this process. */
   grpcPortOf(service: ServiceName): number;
+  /** The wall clock, shifted to CLOCK_NOW when it is set; every date decision reads this. */
+  now(): Date;
 }
 
 export class ConfigError extends Error {}
@@ -92,6 +96,7 @@ export function loadConfig(
   }
   const cursorSecret = e.CURSOR_SECRET ?? secrets?.cursorSecret ?? serviceCredential;
   const portOf = (s: ServiceName) => e.GRPC_BASE_PORT + SERVICE_NAMES.indexOf(s);
+  const clockOffsetMs = e.CLOCK_NOW ? Date.parse(e.CLOCK_NOW) - Date.now() : 0;
   const addrEnv: Record<ServiceName, string | undefined> = {
     tokens: e.TOKENS_ADDR,
     reference: e.REFERENCE_ADDR,
@@ -111,6 +116,7 @@ export function loadConfig(
     cursorSecret,
     peers,
     grpcPortOf: (s) => (target === s && e.GRPC_PORT !== undefined ? e.GRPC_PORT : portOf(s)),
+    now: () => new Date(Date.now() + clockOffsetMs),
   };
 }
 
