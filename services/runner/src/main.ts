@@ -1,20 +1,5 @@
-import { ConfigError, createLogger, exitOnSignals, loadConfig, modulesForTarget, parseArgs, runModules, type ServiceModule } from '@supply/kit';
-import { tokensModule } from '@supply/tokens';
-import { referenceModule } from '@supply/reference';
-import { transactionalModule } from '@supply/transactional';
-import { computeModule } from '@supply/compute';
-import { workflowsModule } from '@supply/workflows';
-import { gatewayModule } from '@supply/gateway';
-
-/** Every module of the system; a target picks one, `all` runs them together. */
-export const ALL_MODULES: ServiceModule[] = [
-  tokensModule,
-  referenceModule,
-  transactionalModule,
-  workflowsModule,
-  computeModule,
-  gatewayModule,
-];
+import { ConfigError, createLogger, exitOnSignals, loadConfig, modulesForTarget, parseArgs, runModules } from '@supply/kit';
+import { ALL_MODULES } from './modules';
 
 async function main() {
   const args = parseArgs(process.argv.slice(2));

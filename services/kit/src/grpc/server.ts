@@ -76,13 +76,17 @@ export function adaptService<D extends ServiceDefinition>(
           return base.tenant;
         },
       };
+      const started = process.hrtime.bigint();
+      const elapsedMs = () => Number(process.hrtime.bigint() - started) / 1e6;
       runWithContext(ctx, () => handler(call.request, ctx)).then(
         (response) => {
           clearTimeout(timer);
+          runWithContext(ctx, () => opts.logger.debug({ rpc: method, ms: elapsedMs() }, 'rpc ok'));
           callback(null, response);
         },
         (err: unknown) => {
           clearTimeout(timer);
+          runWithContext(ctx, () => opts.logger.debug({ rpc: method, ms: elapsedMs(), code: isAppError(err) ? err.code : 'internal' }, 'rpc failed'));
           if (isAppError(err)) {
             if (err.code === 'internal') opts.logger.error({ err, method }, 'handler failed');
             callback(toServiceError(err));
