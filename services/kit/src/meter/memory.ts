@@ -22,7 +22,7 @@ interface Counter {
 }
 
 export interface MemoryMeterOptions {
-  /** Milliseconds on a monotonic clock; injectable so tests can move time. */
+  /** Whole milliseconds on a monotonic clock; injectable so tests can move time. */
   now?: () => number;
   /** How often expired windows and counters are dropped even if never read again. */
   sweepIntervalMs?: number;
@@ -37,7 +37,8 @@ export class MemoryMeter implements Meter {
   #closed = false;
 
   constructor(options: MemoryMeterOptions = {}) {
-    this.#now = options.now ?? (() => performance.now());
+    // Whole milliseconds, as the Redis script counts, so float noise never bumps a ceil to the next second.
+    this.#now = options.now ?? (() => Math.floor(performance.now()));
     this.#sweeper = setInterval(() => this.sweep(), options.sweepIntervalMs ?? 30_000);
     // The sweep is housekeeping; it must never keep the process alive.
     this.#sweeper.unref();
