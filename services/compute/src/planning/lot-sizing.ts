@@ -23,7 +23,10 @@ export const DEFAULT_HOLDING_RATE = 0.25;
 /** Slack for float noise when comparing quantities; far below any meaningful stocking unit. */
 export const QTY_EPSILON = 1e-9;
 
-/** Everything the netting loop needs to size an order, resolved once per item-location. */
+/**
+ * Everything the netting loop needs to size an order, resolved once per item-location. The sizing
+ * itself (rule -> MOQ -> multiple -> split) is inlined in runNetting, the hot loop.
+ */
 export interface LotPolicy {
   readonly lot_sizing_rule: LotSizingRule;
   /** Size of one fixed lot (FOQ rule), else 0. */
@@ -137,18 +140,6 @@ function splitQuantity(maxOrderQty: number, orderMultiple: number, minValid: num
   return Math.max(capped, minValid);
 }
 
-/** Base lot for the rules that need only the net requirement (POQ looks ahead, see periodOrderQuantity). */
-export function baseLot(policy: LotPolicy, netRequirement: number): number {
-  switch (policy.lot_sizing_rule) {
-    case 'fixed_order_quantity':
-      return roundUpToMultiple(netRequirement, policy.fixed_order_qty);
-    case 'economic_order_quantity':
-      return netRequirement > policy.economic_order_qty ? netRequirement : policy.economic_order_qty;
-    default:
-      return netRequirement;
-  }
-}
-
 /**
  * POQ lot at bucket `t`: the largest shortfall against safety stock over the `periods` buckets
  * starting at `t` (truncated at the horizon), given the balance at the end of `t` before this order.
@@ -171,28 +162,6 @@ export function periodOrderQuantity(
     if (shortfall > lot) lot = shortfall;
   }
   return lot;
-}
-
-/** Lot raised to MOQ, then rounded up to the order multiple. */
-export function applyOrderModifiers(lot: number, policy: LotPolicy): number {
-  const atLeastMoq = lot < policy.min_order_qty ? policy.min_order_qty : lot;
-  return roundUpToMultiple(atLeastMoq, policy.order_multiple);
-}
-
-/** Number of receipts an order of `qty` becomes under the maximum (1 when it fits). */
-export function receiptCount(qty: number, policy: LotPolicy): number {
-  return qty > policy.split_qty ? Math.ceil(qty / policy.split_qty - QTY_EPSILON) : 1;
-}
-
-/**
- * Total of a split order: full receipts of `split_qty` plus the remainder, the remainder raised to
- * the smallest valid order so every receipt honours MOQ and multiple.
- */
-export function splitTotal(qty: number, count: number, policy: LotPolicy): number {
-  if (count <= 1) return qty;
-  const full = (count - 1) * policy.split_qty;
-  const remainder = qty - full;
-  return full + (remainder < policy.min_valid_qty ? policy.min_valid_qty : remainder);
 }
 
 /** Receipt quantities of one bucket's planned receipts, in order: full receipts first, remainder last. */

@@ -43,7 +43,7 @@ export const SELL_THROUGH_BASES = ['repeat', 'average'] as const;
 export type SellThroughBasis = (typeof SELL_THROUGH_BASES)[number];
 
 interface PlanInputBase {
-  /** Bucket start dates `YYYY-MM-DD`, ascending; one per bucket (see bucketsFromCalendar). */
+  /** Bucket start dates `YYYY-MM-DD`, ascending, one per bucket (see bucketsFromCalendar); share one array across item-locations and do not mutate it. */
   period_starts: readonly string[];
   supply_policy?: SupplyPolicy;
   /** EOQ annualisation; default derived from period_starts spacing (weekly 52, monthly 12, daily 365). */

@@ -13,7 +13,7 @@ function plan(
   gross: number[],
   onHand: number,
   parameters: PlanningParameters,
-  extra: { scheduled?: number[]; supply_policy?: SupplyPolicy; period_starts?: string[] } = {},
+  extra: { scheduled?: number[]; supply_policy?: SupplyPolicy; period_starts?: string[]; buckets_per_year?: number } = {},
 ): PlanResult {
   return planItemLocation({
     period_starts: extra.period_starts ?? weeks(gross.length),
@@ -22,6 +22,7 @@ function plan(
     on_hand: onHand,
     parameters,
     supply_policy: extra.supply_policy,
+    buckets_per_year: extra.buckets_per_year,
   });
 }
 
@@ -100,6 +101,26 @@ describe('planning/netting worked examples', () => {
       [50, 0, 100, 0, 0, 0],
     ]);
     assert.equal(result.toJSON().economic_order_qty, 200);
+  });
+
+  it('fixed order quantity orders several whole lots when the net requirement exceeds one', () => {
+    const result = plan([60, 10], 0, { lead_time: 0, lot_sizing_rule: 'fixed_order_quantity', fixed_order_qty: 25 });
+    assertRecord(result, [
+      [60, 0, 15, 60, 75, 75],
+      [10, 0, 5, 0, 0, 0],
+    ]);
+  });
+
+  it('economic order quantity orders the net requirement in full when it exceeds EOQ', () => {
+    const result = plan([260, 0], 0, { lead_time: 0, lot_sizing_rule: 'economic_order_quantity', ...COSTS, unit_cost: 1200 }, {
+      buckets_per_year: 12,
+    });
+    // Average 130/month: D = 1560, H = 300, EOQ = sqrt(2·1560·50/300) = 22.8 < 260.
+    assert.ok(result.lot_policy.economic_order_qty < 260);
+    assertRecord(result, [
+      [260, 0, 0, 260, 260, 260],
+      [0, 0, 0, 0, 0, 0],
+    ]);
   });
 
   it('period order quantity covers round(EOQ / avg) = 2 months per order', () => {

@@ -1,13 +1,5 @@
 import type { PlanException } from './exceptions';
-import {
-  QTY_EPSILON,
-  applyOrderModifiers,
-  baseLot,
-  periodOrderQuantity,
-  receiptCount,
-  splitTotal,
-  type LotPolicy,
-} from './lot-sizing';
+import { QTY_EPSILON, periodOrderQuantity, type LotPolicy } from './lot-sizing';
 import { badQuantity } from './validation';
 
 /** One item-location's netting inputs, already mapped from its planning mode. */
@@ -56,8 +48,18 @@ export function runNetting(run: NettingRun, out: NettingRecord): readonly PlanEx
   const plannedReceipts = out.planned_receipts;
   const plannedReleases = out.planned_releases;
   const receiptCounts = out.receipt_counts;
-  const isPoq = policy.lot_sizing_rule === 'period_order_quantity';
-  const canSplit = policy.split_qty !== Infinity;
+  const rule = policy.lot_sizing_rule;
+  const isPoq = rule === 'period_order_quantity';
+  const isFoq = rule === 'fixed_order_quantity';
+  const isEoq = rule === 'economic_order_quantity';
+  const fixedQty = policy.fixed_order_qty;
+  const eoq = policy.economic_order_qty;
+  const periods = policy.periods_of_supply;
+  const moq = policy.min_order_qty;
+  const multiple = policy.order_multiple;
+  const splitQty = policy.split_qty;
+  const minValid = policy.min_valid_qty;
+  const canSplit = splitQty !== Infinity;
   const buckets = projected.length;
   // Tolerance scales with the stock level so float noise in large balances never triggers an order.
   const tolerance = QTY_EPSILON * Math.max(1, safetyStock, Math.abs(run.on_hand));
@@ -77,13 +79,18 @@ export function runNetting(run: NettingRun, out: NettingRecord): readonly PlanEx
     if (shortfall > tolerance) {
       netRequirements[t] = shortfall;
       if (t >= firstPlannable) {
-        let lot = isPoq
-          ? periodOrderQuantity(gross, scheduled, t, balance, safetyStock, policy.periods_of_supply)
-          : baseLot(policy, shortfall);
-        lot = applyOrderModifiers(lot, policy);
+        // Order sizing is inlined (rule -> MOQ -> multiple -> split): it runs in a large share of buckets.
+        let lot = shortfall;
+        if (isPoq) lot = periodOrderQuantity(gross, scheduled, t, balance, safetyStock, periods);
+        else if (isFoq) lot = Math.ceil(shortfall / fixedQty - QTY_EPSILON) * fixedQty;
+        else if (isEoq && eoq > lot) lot = eoq;
+        if (lot < moq) lot = moq;
+        if (multiple > 0) lot = Math.ceil(lot / multiple - QTY_EPSILON) * multiple;
         if (canSplit) {
-          const count = receiptCount(lot, policy);
-          lot = splitTotal(lot, count, policy);
+          // Full receipts of splitQty plus a remainder raised to the smallest valid order.
+          const count = lot > splitQty ? Math.ceil(lot / splitQty - QTY_EPSILON) : 1;
+          const remainder = lot - (count - 1) * splitQty;
+          if (remainder < minValid) lot += minValid - remainder;
           receiptCounts![t] = count;
         }
         plannedReceipts[t] = lot;
