@@ -56,6 +56,7 @@ export interface AmqpBusOptions extends BusOptions {
 
 /** Subscribers ack after their handler settles; this bounds how many run at once. */
 const SUBSCRIBER_PREFETCH = 64;
+const CONNECT_ATTEMPT_TIMEOUT_MS = 10_000;
 /** Reply codes that mean the broker refused the request itself, so retrying cannot help. */
 const PERMANENT_REPLY_CODES = new Set([403, 404, 405, 406]);
 
@@ -126,6 +127,8 @@ class AmqpBus implements Bus {
   private session: Session | null = null;
   private connected!: { promise: Promise<Session>; resolve: (s: Session) => void; reject: (e: Error) => void };
   private reconnecting = false;
+  /** The connection attempt in progress, which close() must see through. */
+  private establishing: Promise<void> = Promise.resolve();
   private closing: Promise<void> | null = null;
 
   constructor(private readonly options: AmqpBusOptions) {
@@ -178,9 +181,17 @@ class AmqpBus implements Bus {
   }
 
   /** Opens a connection, then re-attaches every live consumer and subscriber to it. */
-  private async establish(): Promise<void> {
+  private establish(): Promise<void> {
+    const attempt = this.connectOnce();
+    this.establishing = attempt.catch(() => undefined);
+    return attempt;
+  }
+
+  private async connectOnce(): Promise<void> {
     const model = await amqp.connect(this.options.amqpUrl, {
       clientProperties: { connection_name: `bus:${this.options.namespace ?? 'default'}` },
+      // Bounds the TCP and AMQP handshake, so a silent host cannot stall a reconnect or close().
+      timeout: CONNECT_ATTEMPT_TIMEOUT_MS,
     });
     const version = String(model.connection.serverProperties.version ?? '');
     const session = new Session(model, supportsAtLeastOnceDeadLetters(version), this.log);
@@ -231,18 +242,7 @@ class AmqpBus implements Bus {
   async sessionBy(deadline: number): Promise<Session> {
     if (this.closed) throw new AppError('unavailable', 'The message bus is closed.');
     if (this.session?.alive) return this.session;
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new AppError('unavailable', 'The message broker is unreachable.')),
-        Math.max(0, deadline - Date.now()),
-      );
-    });
-    try {
-      return await Promise.race([this.connected.promise, timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
+    return beforeDeadline(this.connected.promise, deadline, 'The message broker is unreachable.');
   }
 
   /**
@@ -254,7 +254,7 @@ class AmqpBus implements Bus {
     for (let tries = 0; ; tries++) {
       const session = await this.sessionBy(deadline);
       try {
-        return await attempt(session);
+        return await beforeDeadline(attempt(session), deadline, `The message broker did not answer in time to ${what}.`);
       } catch (err) {
         if (err instanceof AppError) throw err;
         const code = (err as { code?: unknown }).code;
@@ -272,16 +272,7 @@ class AmqpBus implements Bus {
 
   async declareQueue(session: Session, queue: string): Promise<void> {
     const name = this.name(queue);
-    const args: Record<string, unknown> = {
-      'x-queue-type': 'quorum',
-      'x-delivery-limit': this.maxDeliveries - 1,
-      'x-dead-letter-exchange': this.name('dead-letter'),
-      'x-dead-letter-routing-key': name,
-    };
-    if (session.atLeastOnceDeadLetters) {
-      args['x-dead-letter-strategy'] = 'at-least-once';
-      args['x-overflow'] = 'reject-publish';
-    }
+    const args = workQueueArguments(name, this.name('dead-letter'), this.maxDeliveries, session.atLeastOnceDeadLetters);
     await this.declareDeadQueue(session, queue);
     await session.declare(`queue:${name}`, (channel) => channel.assertQueue(name, { durable: true, arguments: args }));
   }
@@ -395,6 +386,7 @@ class AmqpBus implements Bus {
     this.closing ??= (async () => {
       this.timers.cancelAll();
       this.connected.reject(new AppError('unavailable', 'The message bus is closed.'));
+      await this.establishing;
       await Promise.all([...this.consumers].map((consumer) => consumer.close()));
       this.consumers.clear();
       const session = this.session;
@@ -615,6 +607,38 @@ class TopicSubscriber extends Attachment {
   }
 }
 
+/** The arguments of a work queue; they are fixed at first declaration, so every bus on a namespace must agree. */
+export function workQueueArguments(name: string, deadLetterExchange: string, maxDeliveries: number, atLeastOnce: boolean): Record<string, unknown> {
+  const args: Record<string, unknown> = {
+    'x-queue-type': 'quorum',
+    // RabbitMQ dead-letters when a message was returned more times than the limit.
+    'x-delivery-limit': maxDeliveries - 1,
+    'x-dead-letter-exchange': deadLetterExchange,
+    'x-dead-letter-routing-key': name,
+  };
+  if (atLeastOnce) {
+    args['x-dead-letter-strategy'] = 'at-least-once';
+    args['x-overflow'] = 'reject-publish';
+  }
+  return args;
+}
+
+/** A blocked broker can hold a confirm forever; the caller's deadline still holds. */
+async function beforeDeadline<R>(work: Promise<R>, deadline: number, message: string): Promise<R> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new AppError('unavailable', message)),
+      Math.max(0, deadline - Date.now()),
+    );
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Publishes and resolves on the broker's confirm; a nack means the broker did not take it. */
 function confirmed(channel: ConfirmChannel, exchange: string, routingKey: string, content: Buffer, properties: Options.Publish): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -627,7 +651,7 @@ function confirmed(channel: ConfirmChannel, exchange: string, routingKey: string
 }
 
 /** Quorum queues count returns in `x-delivery-count`; absent means this is the first delivery. */
-function deliveryCountOf(message: ConsumeMessage): number {
+export function deliveryCountOf(message: Pick<ConsumeMessage, 'fields' | 'properties'>): number {
   const returns = Number(message.properties.headers?.['x-delivery-count'] ?? 0);
   if (Number.isFinite(returns) && returns > 0) return returns + 1;
   return message.fields.redelivered ? 2 : 1;
