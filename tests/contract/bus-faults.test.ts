@@ -1,0 +1,199 @@
+import { strict as assert } from 'node:assert';
+import { execFile } from 'node:child_process';
+import { once } from 'node:events';
+import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import amqp from 'amqplib';
+import { pino } from 'pino';
+import { isAppError } from '@supply/kit/errors';
+import { openBus, type Bus } from '@supply/kit/bus/index';
+
+const run = promisify(execFile);
+const runNamespace = `test-bus-faults-${process.pid}-${Date.now().toString(36)}`;
+const isUnavailable = (e: unknown) => isAppError(e) && e.code === 'unavailable';
+
+async function until(predicate: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(10);
+  }
+}
+
+/** Pino lines in memory, so a test can see that the bus noticed the fault. */
+function capturedLogger(): { logger: pino.Logger; messages: string[] } {
+  const messages: string[] = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => void messages.push(JSON.parse(line).msg as string) });
+  return { logger, messages };
+}
+
+/** A TCP relay to the broker that the test can cut and restore, to stage an outage without touching the broker. */
+class Relay {
+  private server: Server | null = null;
+  private readonly sockets = new Set<Socket>();
+  port = 0;
+  constructor(private readonly upstream: { host: string; port: number }) {}
+
+  async start(): Promise<void> {
+    const server = createServer((client) => {
+      const upstream = connect(this.upstream.port, this.upstream.host);
+      for (const socket of [client, upstream]) {
+        this.sockets.add(socket);
+        socket.on('close', () => this.sockets.delete(socket));
+        socket.on('error', () => undefined);
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    server.listen(this.port, '127.0.0.1');
+    await once(server, 'listening');
+    this.port = (server.address() as AddressInfo).port;
+    this.server = server;
+  }
+
+  async cut(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    const server = this.server;
+    this.server = null;
+    if (server) await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+/** The broker-side ids of the connections our bus opened, found by the connection name it announces. */
+async function brokerConnections(connectionName: string): Promise<string[]> {
+  const { stdout } = await run('rabbitmqctl', ['list_connections', 'pid', 'client_properties', '-q', '--no-table-headers']);
+  return stdout
+    .split('\n')
+    .filter((line) => line.includes(`{"connection_name","${connectionName}"}`))
+    .map((line) => line.split('\t')[0]!);
+}
+
+/** Closes a connection from the broker side, as a broker restart or an operator would. */
+async function forceClose(pid: string): Promise<void> {
+  await run('rabbitmqctl', ['close_connection', pid, 'test']);
+}
+
+async function deleteQueues(url: string, names: string[]): Promise<void> {
+  const connection = await amqp.connect(url);
+  try {
+    for (const name of names) {
+      const channel = await connection.createChannel();
+      await channel.deleteQueue(name).catch(() => undefined);
+      await channel.close().catch(() => undefined);
+    }
+    const channel = await connection.createChannel();
+    await channel.deleteExchange(`${runNamespace}.dead-letter`).catch(() => undefined);
+    await channel.deleteExchange(`${runNamespace}.topic.fault-events`).catch(() => undefined);
+    await channel.close().catch(() => undefined);
+  } finally {
+    await connection.close();
+  }
+}
+
+function amqpFaults(url: string): void {
+  describe('Bus faults: amqp', function () {
+    this.timeout(40_000);
+    const queues = ['fault-stream', 'fault-outage'];
+    after(() => deleteQueues(url, queues.flatMap((q) => [`${runNamespace}.${q}`, `${runNamespace}.${q}.dead`])));
+
+    it('reconnects after the broker force-closes its connection mid-stream, and no message is lost', async () => {
+      const { logger, messages } = capturedLogger();
+      // Many redeliveries are expected when the connection drops under a full prefetch window.
+      const bus = await openBus({ amqpUrl: url, namespace: runNamespace, logger, maxDeliveries: 20, reconnectDelayMs: 50, reconnectMaxDelayMs: 1_000 });
+      try {
+        const consumed = new Set<string>();
+        await bus.consume('fault-stream', async (_body: number, delivery) => {
+          await sleep(1);
+          consumed.add(delivery.messageId);
+        }, { prefetch: 10 });
+        const events: unknown[] = [];
+        await bus.subscribe('fault-events', (event) => {
+          events.push(event);
+        });
+
+        const [pid, ...others] = await brokerConnections(`bus:${runNamespace}`);
+        assert.ok(pid && others.length === 0, 'one broker connection per bus');
+
+        const sent: string[] = [];
+        let streaming = true;
+        const sender = async (lane: number): Promise<void> => {
+          for (let i = 0; streaming; i++) {
+            const id = `m-${lane}-${i}`;
+            await bus.send('fault-stream', i, { messageId: id });
+            sent.push(id);
+            await sleep(2);
+          }
+        };
+        const senders = Promise.all(Array.from({ length: 4 }, (_, lane) => sender(lane)));
+        await until(() => sent.length >= 100, 'the stream to get going');
+        await forceClose(pid);
+        await until(() => messages.filter((m) => m === 'connected to the message broker').length === 2, 'the reconnection');
+        const sentBeforeReconnect = sent.length;
+        await until(() => sent.length >= sentBeforeReconnect + 100, 'sends after the reconnection');
+        streaming = false;
+        await senders;
+
+        await until(() => consumed.size === sent.length, 'every sent message consumed');
+        assert.deepEqual([...consumed].sort(), [...sent].sort());
+        assert.ok(messages.includes('lost the broker connection; reconnecting'));
+
+        await bus.publish('fault-events', { after: 'reconnect' });
+        await until(() => events.length === 1, 'the subscription to resume');
+      } finally {
+        await bus.close();
+      }
+    });
+
+    it('holds sends through an outage, fails them unavailable after the timeout, and recovers', async () => {
+      const target = new URL(url);
+      const relay = new Relay({ host: target.hostname, port: Number(target.port || 5672) });
+      await relay.start();
+      const viaRelay = new URL(url);
+      viaRelay.host = `127.0.0.1:${relay.port}`;
+      const bus: Bus = await openBus({ amqpUrl: viaRelay.toString(), namespace: runNamespace, sendTimeoutMs: 800, reconnectDelayMs: 50, reconnectMaxDelayMs: 200 });
+      try {
+        const got: number[] = [];
+        await bus.consume<number>('fault-outage', async (body) => {
+          got.push(body);
+        });
+        await bus.send('fault-outage', 1);
+        await until(() => got.length === 1, 'the first message');
+
+        await relay.cut();
+        const started = Date.now();
+        await assert.rejects(bus.send('fault-outage', 2), isUnavailable);
+        const waited = Date.now() - started;
+        assert.ok(waited >= 700 && waited < 3_000, `failed after the send timeout (${waited} ms)`);
+
+        const held = bus.send('fault-outage', 3);
+        await sleep(200);
+        await relay.start();
+        await held;
+        await until(() => got.includes(3), 'the held message after recovery');
+        await bus.ping();
+      } finally {
+        await bus.close();
+        await relay.cut();
+      }
+    });
+
+    it('refuses to open with unavailable when no broker answers', async () => {
+      const server = createServer().listen(0, '127.0.0.1');
+      await once(server, 'listening');
+      const { port } = server.address() as AddressInfo;
+      await new Promise((resolve) => server.close(resolve));
+      const started = Date.now();
+      await assert.rejects(openBus({ amqpUrl: `amqp://guest:guest@127.0.0.1:${port}`, connectTimeoutMs: 300 }), isUnavailable);
+      assert.ok(Date.now() - started < 3_000);
+    });
+  });
+}
+
+const amqpUrl = process.env.AMQP_URL;
+if (amqpUrl) {
+  amqpFaults(amqpUrl);
+} else {
+  describe('Bus faults: amqp', () => {
+    it.skip('skipped: AMQP_URL is not set');
+  });
+}
