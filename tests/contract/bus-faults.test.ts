@@ -93,7 +93,7 @@ async function deleteQueues(url: string, names: string[]): Promise<void> {
 function amqpFaults(url: string): void {
   describe('Bus faults: amqp', function () {
     this.timeout(40_000);
-    const queues = ['fault-stream', 'fault-outage'];
+    const queues = ['fault-stream', 'fault-outage', 'fault-deleted'];
     after(() => deleteQueues(url, queues.flatMap((q) => [`${runNamespace}.${q}`, `${runNamespace}.${q}.dead`])));
 
     it('reconnects after the broker force-closes its connection mid-stream, and no message is lost', async () => {
@@ -174,6 +174,23 @@ function amqpFaults(url: string): void {
       } finally {
         await bus.close();
         await relay.cut();
+      }
+    });
+
+    it('redeclares and resumes when its queue is deleted under it', async () => {
+      const bus = await openBus({ amqpUrl: url, namespace: runNamespace });
+      try {
+        const got: number[] = [];
+        await bus.consume<number>('fault-deleted', async (body) => {
+          got.push(body);
+        });
+        await bus.send('fault-deleted', 1);
+        await until(() => got.length === 1, 'the first message');
+        await deleteQueues(url, [`${runNamespace}.fault-deleted`]);
+        await bus.send('fault-deleted', 2);
+        await until(() => got.includes(2), 'the message sent after the deletion');
+      } finally {
+        await bus.close();
       }
     });
 

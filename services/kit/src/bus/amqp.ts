@@ -21,7 +21,7 @@
  * and subscriber; sends made meanwhile wait up to `sendTimeoutMs`.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import amqp, { type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage, type Options } from 'amqplib';
+import amqp, { type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage, type Message, type Options } from 'amqplib';
 import { AppError } from '../errors.js';
 import type { Bus, BusOptions, ConsumeOptions, Delivery, Subscription, WorkHandler } from './bus.js';
 import {
@@ -57,6 +57,8 @@ export interface AmqpBusOptions extends BusOptions {
 /** Subscribers ack after their handler settles; this bounds how many run at once. */
 const SUBSCRIBER_PREFETCH = 64;
 const CONNECT_ATTEMPT_TIMEOUT_MS = 10_000;
+/** Lets the publisher match a broker return to the send that caused it. */
+const PUBLISH_ID_HEADER = 'x-publish-id';
 /** Reply codes that mean the broker refused the request itself, so retrying cannot help. */
 const PERMANENT_REPLY_CODES = new Set([403, 404, 405, 406]);
 
@@ -72,6 +74,8 @@ class Session {
   private publisherChannel: Promise<ConfirmChannel> | null = null;
   private topologyChannel: Promise<Channel> | null = null;
   private readonly declared = new Map<string, Promise<void>>();
+  /** Publish ids of mandatory messages the broker returned as unroutable (it returns before it confirms). */
+  private readonly returned = new Set<string>();
 
   constructor(
     readonly model: ChannelModel,
@@ -80,16 +84,26 @@ class Session {
   ) {}
 
   publisher(): Promise<ConfirmChannel> {
-    this.publisherChannel ??= this.open('publisher', () => this.model.createConfirmChannel(), () => {
-      this.publisherChannel = null;
-    });
+    if (!this.publisherChannel) {
+      const opened = this.open('publisher', () => this.model.createConfirmChannel(), () => {
+        if (this.publisherChannel === opened) this.publisherChannel = null;
+      });
+      opened.then((channel) => channel.on('return', (message: Message) => {
+        const id = message.properties.headers?.[PUBLISH_ID_HEADER];
+        if (typeof id === 'string') this.returned.add(id);
+      }), () => undefined);
+      this.publisherChannel = opened;
+    }
     return this.publisherChannel;
   }
 
   topology(): Promise<Channel> {
-    this.topologyChannel ??= this.open('topology', () => this.model.createChannel(), () => {
-      this.topologyChannel = null;
-    });
+    if (!this.topologyChannel) {
+      const opened = this.open('topology', () => this.model.createChannel(), () => {
+        if (this.topologyChannel === opened) this.topologyChannel = null;
+      });
+      this.topologyChannel = opened;
+    }
     return this.topologyChannel;
   }
 
@@ -106,6 +120,23 @@ class Session {
     return done;
   }
 
+  /** Declares again on next use: something (an operator, a policy) removed what was declared. */
+  forget(...keys: string[]): void {
+    for (const key of keys) this.declared.delete(key);
+  }
+
+  /** Publishes a mandatory message and resolves on the broker's confirm; an unroutable one fails. */
+  async publish(exchange: string, routingKey: string, content: Buffer, properties: Options.Publish): Promise<void> {
+    const publishId = randomUUID();
+    const channel = await this.publisher();
+    await confirmed(channel, exchange, routingKey, content, {
+      ...properties,
+      mandatory: true,
+      headers: { ...properties.headers, [PUBLISH_ID_HEADER]: publishId },
+    });
+    if (this.returned.delete(publishId)) throw new UnroutableError(`No queue took the message for ${routingKey || exchange}.`);
+  }
+
   private open<C extends Channel>(role: string, create: () => Promise<C>, forget: () => void): Promise<C> {
     const opened = create().then((channel) => {
       channel.on('error', (err: Error) => this.log.warn({ err: err.message, role }, 'channel closed by the broker'));
@@ -116,6 +147,9 @@ class Session {
     return opened;
   }
 }
+
+/** The queue was gone when the message arrived; redeclaring and sending again fixes it. */
+class UnroutableError extends Error {}
 
 class AmqpBus implements Bus {
   readonly maxDeliveries: number;
@@ -277,6 +311,11 @@ class AmqpBus implements Bus {
     await session.declare(`queue:${name}`, (channel) => channel.assertQueue(name, { durable: true, arguments: args }));
   }
 
+  forgetQueue(session: Session, queue: string): void {
+    const name = this.name(queue);
+    session.forget(`queue:${name}`, `dead:${name}`);
+  }
+
   declareDeadQueue(session: Session, queue: string): Promise<void> {
     const name = this.name(queue);
     const exchange = this.name('dead-letter');
@@ -306,7 +345,12 @@ class AmqpBus implements Bus {
     };
     await this.withSession(`send to ${queue}`, async (session) => {
       await this.declareQueue(session, queue);
-      await confirmed(await session.publisher(), '', this.name(queue), content, properties);
+      try {
+        await session.publish('', this.name(queue), content, properties);
+      } catch (err) {
+        if (err instanceof UnroutableError) this.forgetQueue(session, queue);
+        throw err;
+      }
     });
   }
 
@@ -316,6 +360,7 @@ class AmqpBus implements Bus {
     const properties: Options.Publish = { messageId: randomUUID(), contentType: 'application/json' };
     await this.withSession(`publish to ${topic}`, async (session) => {
       const exchange = await this.declareTopic(session, topic);
+      // Not mandatory: an event nobody subscribes to is simply dropped.
       await confirmed(await session.publisher(), exchange, '', content, properties);
     });
   }
@@ -533,8 +578,12 @@ class WorkConsumer extends Attachment {
     await this.bus.declareQueue(session, this.queue);
     await channel.prefetch(this.prefetch);
     const reply = await channel.consume(this.bus.name(this.queue), (message) => {
-      if (message === null) this.cancelled(channel);
-      else this.track(this.handle(channel, message));
+      if (message !== null) {
+        this.track(this.handle(channel, message));
+        return;
+      }
+      this.bus.forgetQueue(session, this.queue);
+      this.cancelled(channel);
     }, { noAck: false });
     this.consumerTag = reply.consumerTag;
   }
