@@ -1,22 +1,10 @@
-import type { Collection, Doc, Store } from '@supply/kit';
+import { tenantCollection } from '../common/collections';
+import type { NamedRecord } from '../common/records';
 
-export interface UomRecord extends Doc {
-  _id: number;
-  tenant: string;
-  name: string;
-  name_lower: string; // names are unique per tenant, case-insensitively
+export interface UomRecord extends NamedRecord {
   abbreviation: string;
-  created_at: string;
-  updated_at: string;
+  /** Abbreviations are unique per tenant too: sales rows name a uom by either. */
+  abbreviation_lower: string;
 }
 
-export function openUoms(store: Store): Promise<Collection<UomRecord>> {
-  return store.collection<UomRecord>({
-    name: 'uoms',
-    autoIncrement: true,
-    indexes: [
-      { name: 'tenant_name', keys: [['tenant', 1], ['name_lower', 1]], unique: true },
-      { name: 'tenant_id', keys: [['tenant', 1], ['_id', 1]] },
-    ],
-  });
-}
+export const UOMS = tenantCollection('uoms', [['name_lower'], ['abbreviation_lower']]);
