@@ -43,6 +43,7 @@ import {
 
 export interface AmqpBusOptions extends BusOptions {
   amqpUrl: string;
+  /** Gets no message bodies: ids, queues and counts only. Pass a child bound to `component: 'bus'`. */
   logger?: BusLogger;
   /** How long send/publish wait for the broker (including an outage) before failing `unavailable`. */
   sendTimeoutMs?: number;
@@ -169,7 +170,7 @@ class AmqpBus implements Bus {
     this.maxDeliveries = resolveMaxDeliveries(options);
     this.sendTimeoutMs = options.sendTimeoutMs ?? 30_000;
     this.drainTimeoutMs = options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
-    this.log = defaultLogger(options.logger).child({ component: 'bus', adapter: 'amqp' });
+    this.log = defaultLogger(options.logger).child({ adapter: 'amqp' });
     this.resetConnected();
   }
 

@@ -14,37 +14,41 @@ class FakeCollection<T extends Doc> {
     this.docs.set(full._id, structuredClone(full));
     return full;
   }
-  async find(filter: Filter, options: { sort?: Sort; limit?: number } = {}): Promise<T[]> {
+  /** Synchronous, so each read-modify-write below is atomic as the port requires. */
+  private select(filter: Filter, options: { sort?: Sort; limit?: number } = {}): T[] {
     const hits = [...this.docs.values()].filter((d) => matches(d, filter));
     if (options.sort) hits.sort(comparator(options.sort));
-    return hits.slice(0, options.limit ?? Infinity).map((d) => structuredClone(d));
+    return hits.slice(0, options.limit ?? Infinity);
+  }
+  async find(filter: Filter, options: { sort?: Sort; limit?: number } = {}): Promise<T[]> {
+    return this.select(filter, options).map((d) => structuredClone(d));
   }
   async findOne(filter: Filter, options: { sort?: Sort } = {}): Promise<T | null> {
     return (await this.find(filter, { ...options, limit: 1 }))[0] ?? null;
   }
   async count(filter: Filter): Promise<number> {
-    return (await this.find(filter)).length;
+    return this.select(filter).length;
   }
   async findOneAndUpdate(filter: Filter, update: Update, options: { sort?: Sort } = {}): Promise<T | null> {
-    const hit = await this.findOne(filter, options);
+    const [hit] = this.select(filter, { ...options, limit: 1 });
     if (!hit) return null;
-    const next = apply(this.docs.get(hit._id)!, update);
+    const next = apply(hit, update);
     this.docs.set(hit._id, next);
     return structuredClone(next);
   }
   async updateOne(filter: Filter, update: Update): Promise<UpdateResult> {
-    const hit = await this.findOne(filter);
+    const [hit] = this.select(filter, { limit: 1 });
     if (!hit) return { matched: 0, modified: 0 };
-    this.docs.set(hit._id, apply(this.docs.get(hit._id)!, update));
+    this.docs.set(hit._id, apply(hit, update));
     return { matched: 1, modified: 1 };
   }
   async updateMany(filter: Filter, update: Update): Promise<UpdateResult> {
-    const hits = await this.find(filter);
-    for (const hit of hits) this.docs.set(hit._id, apply(this.docs.get(hit._id)!, update));
+    const hits = this.select(filter);
+    for (const hit of hits) this.docs.set(hit._id, apply(hit, update));
     return { matched: hits.length, modified: hits.length };
   }
   async deleteOne(filter: Filter): Promise<number> {
-    const hit = await this.findOne(filter);
+    const [hit] = this.select(filter, { limit: 1 });
     return hit && this.docs.delete(hit._id) ? 1 : 0;
   }
 }

@@ -37,6 +37,7 @@ export const MESSAGES_COLLECTION = 'bus_messages';
 
 export interface EmbeddedBusOptions extends BusOptions {
   store: Store;
+  /** Gets no message bodies: ids, queues and counts only. Pass a child bound to `component: 'bus'`. */
   logger?: BusLogger;
   /** First redelivery delay after a handler throws; doubles per delivery up to `redeliveryMaxDelayMs`. */
   redeliveryDelayMs?: number;
@@ -111,7 +112,7 @@ class EmbeddedBus implements Bus {
     this.redeliveryMaxDelayMs = options.redeliveryMaxDelayMs ?? 5_000;
     this.pollIntervalMs = options.pollIntervalMs ?? 1_000;
     this.drainTimeoutMs = options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
-    this.log = defaultLogger(options.logger).child({ component: 'bus', adapter: 'embedded' });
+    this.log = defaultLogger(options.logger).child({ adapter: 'embedded' });
     liveBuses.add(this.id);
   }
 

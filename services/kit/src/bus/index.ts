@@ -13,6 +13,7 @@ export type { BusLogger } from './common.js';
 export type OpenBusOptions = BusOptions & {
   /** Required by the embedded bus (no `amqpUrl`); it keeps its queues in this store. */
   store?: Store;
+  /** Gets no message bodies: ids, queues and counts only. Pass a child bound to `component: 'bus'`. */
   logger?: BusLogger;
 } & Omit<Partial<AmqpBusOptions>, keyof BusOptions | 'logger'> &
   Omit<Partial<EmbeddedBusOptions>, keyof BusOptions | 'logger' | 'store'>;
