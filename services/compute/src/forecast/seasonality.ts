@@ -1,0 +1,137 @@
+/**
+ * Seasonality detection and classical decomposition, the way the M competitions
+ * deseasonalise a series before applying non-seasonal methods.
+ */
+
+/** Sample autocorrelations r_1..r_maxLag (index k-1 holds r_k); zero for a constant series. */
+export function autocorrelations(values: readonly number[], maxLag: number): number[] {
+  const n = values.length;
+  const result = new Array<number>(Math.max(0, maxLag)).fill(0);
+  if (n === 0) return result;
+  let mean = 0;
+  for (const v of values) mean += v;
+  mean /= n;
+  let denominator = 0;
+  for (const v of values) denominator += (v - mean) * (v - mean);
+  if (!(denominator > 0)) return result;
+  for (let k = 1; k <= maxLag && k < n; k++) {
+    let sum = 0;
+    for (let t = 0; t + k < n; t++) sum += (values[t] - mean) * (values[t + k] - mean);
+    result[k - 1] = sum / denominator;
+  }
+  return result;
+}
+
+/** Two full cycles are the least a seasonal index can be estimated from. */
+export function hasEnoughHistoryForSeason(length: number, period: number): boolean {
+  return period > 1 && length >= 2 * period;
+}
+
+/**
+ * 90% autocorrelation test at the seasonal lag (M3/M4 benchmarks):
+ * seasonal when |r_m| > 1.645 * sqrt((1 + 2 * sum_{k<m} r_k^2) / n).
+ */
+export function isSeasonal(values: readonly number[], period: number): boolean {
+  const n = values.length;
+  if (!hasEnoughHistoryForSeason(n, period)) return false;
+  const r = autocorrelations(values, period);
+  let sumSquares = 0;
+  for (let k = 0; k < period - 1; k++) sumSquares += r[k] * r[k];
+  const limit = 1.645 * Math.sqrt((1 + 2 * sumSquares) / n);
+  return Math.abs(r[period - 1]) > limit;
+}
+
+export type DecompositionKind = 'multiplicative' | 'additive';
+
+/**
+ * Centred moving average of order `period` (2 x m for even m), NaN where the
+ * window does not fit; the trend-cycle estimate of classical decomposition.
+ */
+export function centredMovingAverage(values: readonly number[], period: number): number[] {
+  const n = values.length;
+  const trend = new Array<number>(n).fill(Number.NaN);
+  const half = Math.floor(period / 2);
+  if (period % 2 === 1) {
+    for (let t = half; t + half < n; t++) {
+      let sum = 0;
+      for (let k = -half; k <= half; k++) sum += values[t + k];
+      trend[t] = sum / period;
+    }
+  } else {
+    for (let t = half; t + half < n; t++) {
+      let sum = 0.5 * values[t - half] + 0.5 * values[t + half];
+      for (let k = -half + 1; k < half; k++) sum += values[t + k];
+      trend[t] = sum / period;
+    }
+  }
+  return trend;
+}
+
+/**
+ * Seasonal indices of classical decomposition (R's `decompose`): index j belongs to
+ * positions t with t % period === j, counted from the first observation.
+ * Multiplicative indices average to 1, additive ones to 0.
+ */
+export function seasonalIndices(values: readonly number[], period: number, kind: DecompositionKind): number[] {
+  const neutral = kind === 'multiplicative' ? 1 : 0;
+  if (period <= 1 || values.length < 2 * period) return new Array<number>(Math.max(1, period)).fill(neutral);
+  const trend = centredMovingAverage(values, period);
+  const sums = new Array<number>(period).fill(0);
+  const counts = new Array<number>(period).fill(0);
+  for (let t = 0; t < values.length; t++) {
+    const level = trend[t];
+    if (Number.isNaN(level)) continue;
+    if (kind === 'multiplicative') {
+      if (!(level > 0)) continue;
+      sums[t % period] += values[t] / level;
+    } else {
+      sums[t % period] += values[t] - level;
+    }
+    counts[t % period]++;
+  }
+  const indices = sums.map((s, j) => (counts[j] > 0 ? s / counts[j] : neutral));
+  const mean = indices.reduce((a, b) => a + b, 0) / period;
+  if (kind === 'multiplicative') {
+    if (!(mean > 0)) return new Array<number>(period).fill(1);
+    return indices.map((v) => (v / mean > 0 ? v / mean : 1));
+  }
+  return indices.map((v) => v - mean);
+}
+
+export interface SeasonalAdjustment {
+  /** Series with the seasonal component removed (the input itself when not seasonal). */
+  adjusted: number[];
+  /** Indices by position modulo the period (all neutral when not seasonal). */
+  indices: number[];
+  kind: DecompositionKind;
+  seasonal: boolean;
+  period: number;
+}
+
+/**
+ * Test for seasonality and, when present, remove it by classical decomposition:
+ * multiplicative for strictly positive data, additive otherwise (ratios to a zero
+ * trend are meaningless).
+ */
+export function seasonallyAdjust(values: readonly number[], period: number): SeasonalAdjustment {
+  const positive = values.length > 0 && values.every((v) => v > 0);
+  const kind: DecompositionKind = positive ? 'multiplicative' : 'additive';
+  if (!isSeasonal(values, period)) {
+    return { adjusted: values.slice(), indices: [kind === 'multiplicative' ? 1 : 0], kind, seasonal: false, period: 1 };
+  }
+  const indices = seasonalIndices(values, period, kind);
+  const adjusted = values.map((v, t) =>
+    kind === 'multiplicative' ? v / indices[t % period] : v - indices[t % period],
+  );
+  return { adjusted, indices, kind, seasonal: true, period };
+}
+
+/** Put the seasonal component back onto forecasts that start right after `historyLength` points. */
+export function reseasonalize(forecast: readonly number[], adjustment: SeasonalAdjustment, historyLength: number): number[] {
+  if (!adjustment.seasonal) return forecast.slice();
+  const { indices, period, kind } = adjustment;
+  return forecast.map((f, j) => {
+    const index = indices[(historyLength + j) % period];
+    return kind === 'multiplicative' ? f * index : f + index;
+  });
+}
