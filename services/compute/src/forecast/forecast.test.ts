@@ -1,0 +1,170 @@
+import assert from 'node:assert/strict';
+import { holdoutPlan } from './auto';
+import { ALGORITHMS, forecastBatch, forecastDatedSeries, forecastSeries } from './index';
+
+/** Deterministic pseudo-random demand so property tests are reproducible. */
+function demandSeries(length: number, seed: number, shape: 'smooth' | 'intermittent' | 'trend'): number[] {
+  let state = seed;
+  const next = () => (state = (state * 16807) % 2147483647) / 2147483647;
+  return Array.from({ length }, (_, t) => {
+    if (shape === 'intermittent') return next() < 0.3 ? Math.round(1 + 9 * next()) : 0;
+    const season = 1 + 0.3 * Math.sin((2 * Math.PI * t) / 12);
+    const level = shape === 'trend' ? 50 - 0.8 * t : 50;
+    return Math.round(Math.max(0, level * season + 10 * (next() - 0.5)));
+  });
+}
+
+describe('forecast/forecastSeries', () => {
+  it('forecasts a constant series as its constant with every algorithm', () => {
+    for (const algorithm of ALGORITHMS) {
+      const result = forecastSeries(new Array(30).fill(12), { horizon: 4, period: 12, algorithm });
+      assert.deepEqual(result.forecast, [12, 12, 12, 12], algorithm);
+    }
+  });
+
+  it('forecasts a pure seasonal series as its season', () => {
+    const season = [10, 20, 30, 40];
+    const values = Array.from({ length: 24 }, (_, t) => season[t % 4]);
+    const result = forecastSeries(values, { horizon: 8, period: 4 });
+    assert.deepEqual(result.forecast, [10, 20, 30, 40, 10, 20, 30, 40]);
+    assert.equal(result.seriesClass, 'smooth');
+  });
+
+  it('forecasts zero for an all-zero or empty history', () => {
+    const zero = forecastSeries(new Array(20).fill(0), { horizon: 3, period: 7 });
+    assert.deepEqual(zero.forecast, [0, 0, 0]);
+    assert.equal(zero.seriesClass, 'no_demand');
+    const empty = forecastSeries([], { horizon: 2, period: 7 });
+    assert.deepEqual(empty.forecast, [0, 0]);
+    assert.equal(empty.holdoutError, null);
+  });
+
+  it('handles one and two points without NaN', () => {
+    assert.deepEqual(forecastSeries([5], { horizon: 2, period: 12 }).forecast, [5, 5]);
+    for (const algorithm of ALGORITHMS) {
+      const result = forecastSeries([5, 9], { horizon: 3, period: 12, algorithm, constraint: 'none' });
+      assert.ok(result.forecast.every(Number.isFinite), algorithm);
+    }
+  });
+
+  it('never returns NaN, Infinity or negative values under the default constraint', () => {
+    const histories = [
+      demandSeries(60, 1, 'smooth'),
+      demandSeries(60, 2, 'trend'),
+      demandSeries(90, 3, 'intermittent'),
+      demandSeries(13, 4, 'smooth'),
+      [0, 0, 0, 5, 0, 0, 0, 0, 0, 1],
+      [1e9, 1, 1e9, 1, 1e9, 1, 1e9, 1],
+    ];
+    for (const values of histories) {
+      for (const algorithm of ALGORITHMS) {
+        const result = forecastSeries(values, { horizon: 18, period: 12, algorithm });
+        assert.equal(result.forecast.length, 18);
+        assert.ok(
+          result.forecast.every((v) => Number.isFinite(v) && v >= 0),
+          `${algorithm}: ${result.forecast.join(',')}`,
+        );
+        assert.ok(result.holdoutError === null || Number.isFinite(result.holdoutError));
+      }
+    }
+  });
+
+  it('rounds to whole units when the history is whole units', () => {
+    const result = forecastSeries(demandSeries(48, 5, 'smooth'), { horizon: 6, period: 12 });
+    assert.ok(result.forecast.every(Number.isInteger));
+    const fractional = forecastSeries([1.5, 2.25, 1.75, 2.5, 2, 2.25, 1.5, 2], { horizon: 3, period: 1 });
+    assert.ok(!fractional.forecast.every(Number.isInteger));
+  });
+
+  it('is deterministic', () => {
+    const values = demandSeries(72, 6, 'smooth');
+    for (const algorithm of ['auto', 'ets', 'optimized_theta'] as const) {
+      const a = forecastSeries(values, { horizon: 12, period: 12, algorithm });
+      const b = forecastSeries(values, { horizon: 12, period: 12, algorithm });
+      assert.deepEqual(a, b);
+    }
+  });
+
+  it('routes intermittent demand to intermittent methods and smooth demand to the others', () => {
+    const intermittent = forecastSeries(demandSeries(90, 7, 'intermittent'), { horizon: 5, period: 7 });
+    assert.ok(['croston', 'sba', 'tsb', 'adida'].includes(intermittent.model), intermittent.model);
+    assert.ok(['intermittent', 'lumpy'].includes(intermittent.seriesClass));
+    const smooth = forecastSeries(demandSeries(60, 8, 'smooth'), { horizon: 5, period: 12 });
+    assert.ok(!['croston', 'sba', 'tsb', 'adida'].includes(smooth.model), smooth.model);
+    assert.ok(smooth.holdoutError !== null && smooth.holdoutError > 0);
+  });
+
+  it('picks an exact model when the holdout shows it, e.g. Holt on a straight line', () => {
+    const line = Array.from({ length: 30 }, (_, t) => 10 + 2 * t);
+    const result = forecastSeries(line, { horizon: 3, period: 12 });
+    assert.equal(result.model, 'holt');
+    assert.deepEqual(result.forecast, [70, 72, 74]);
+  });
+
+  it('honours a named algorithm and reports what ran', () => {
+    const values = demandSeries(48, 9, 'smooth');
+    assert.equal(forecastSeries(values, { horizon: 3, period: 12, algorithm: 'theta' }).model, 'theta');
+    assert.equal(forecastSeries(values, { horizon: 3, period: 12, algorithm: 'croston' }).model, 'croston');
+    assert.match(forecastSeries(values, { horizon: 3, period: 12, algorithm: 'ets' }).model, /^ets\([AM],(N|A|Ad),[NAM]\)/);
+    const unevaluated = forecastSeries(values, { horizon: 3, period: 12, algorithm: 'theta', evaluate: false });
+    assert.equal(unevaluated.holdoutError, null);
+  });
+
+  it('treats series shorter than two seasons as non-seasonal', () => {
+    const values = [10, 30, 20, 40, 11, 31, 21, 41, 12, 32, 22, 42, 13, 33, 23, 43];
+    const forced = forecastSeries(values, { horizon: 2, period: 9, algorithm: 'holt_winters_additive', constraint: 'none' });
+    assert.equal(forced.model, 'damped');
+    const seasonalOk = forecastSeries(values, { horizon: 2, period: 4, algorithm: 'holt_winters_additive', constraint: 'none' });
+    assert.match(seasonalOk.model, /^ets\(A,Ad?,A\)$/);
+  });
+
+  it('rejects invalid options and values', () => {
+    assert.throws(() => forecastSeries([1, 2], { horizon: -1, period: 1 }), /horizon/);
+    assert.throws(() => forecastSeries([1, 2], { horizon: 1.5, period: 1 }), /horizon/);
+    assert.throws(() => forecastSeries([1, 2], { horizon: 1, period: 0 }), /period/);
+    assert.throws(() => forecastSeries([1, Number.NaN], { horizon: 1, period: 1 }), /finite/);
+    assert.throws(() => forecastSeries([1, 2], { horizon: 1, period: 1, algorithm: 'magic' as never }), /algorithm/);
+  });
+
+  it('plans up to three holdout origins within a quarter of the history', () => {
+    assert.deepEqual(holdoutPlan(48, 18), { cuts: [36, 32, 28], window: 12 });
+    assert.deepEqual(holdoutPlan(120, 6), { cuts: [114, 112, 110], window: 6 });
+    assert.equal(holdoutPlan(3, 5), null);
+  });
+});
+
+describe('forecast/forecastDatedSeries and forecastBatch', () => {
+  it('imputes gaps, forecasts and dates the future periods', () => {
+    const result = forecastDatedSeries(
+      [
+        { date: '2024-01-01', value: 4 },
+        { date: '2024-01-03', value: 4 },
+        { date: '2024-01-02', value: null },
+      ],
+      { horizon: 2, frequency: 'day', missingImputation: 'linear' },
+    );
+    assert.deepEqual(result.forecast, [4, 4]);
+    assert.deepEqual(result.dates, ['2024-01-04', '2024-01-05']);
+  });
+
+  it('forecasts a batch in order and names the failing series', () => {
+    const results = forecastBatch(
+      [
+        { id: 'a', points: [{ date: '2024-01-01', value: 1 }] },
+        { id: 'b', points: [{ date: '2024-01-01', value: 2 }] },
+      ],
+      { horizon: 1, frequency: 'month' },
+    );
+    assert.deepEqual(
+      results.map((r) => [r.id, r.forecast[0], r.dates[0]]),
+      [
+        ['a', 1, '2024-02-01'],
+        ['b', 2, '2024-02-01'],
+      ],
+    );
+    assert.throws(
+      () => forecastBatch([{ id: 'bad', points: [{ date: '2024-02-31', value: 1 }] }], { horizon: 1, frequency: 'day' }),
+      /series "bad": invalid date/,
+    );
+  });
+});

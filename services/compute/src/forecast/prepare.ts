@@ -1,0 +1,136 @@
+/**
+ * Preparing demand history for forecasting (period grid, missing periods) and
+ * shaping forecasts into plannable quantities.
+ */
+import { type CalendarDate, type Frequency, dayNumber, parseIsoDate, periodNumber } from './calendar';
+
+export const MISSING_IMPUTATIONS = ['auto', 'zero', 'linear', 'forward_fill', 'none'] as const;
+export type MissingImputation = (typeof MISSING_IMPUTATIONS)[number];
+
+export const CONSTRAINTS = ['auto', 'non_negative', 'integer', 'none'] as const;
+export type Constraint = (typeof CONSTRAINTS)[number];
+
+export function isMissingImputation(value: string): value is MissingImputation {
+  return (MISSING_IMPUTATIONS as readonly string[]).includes(value);
+}
+
+export function isConstraint(value: string): value is Constraint {
+  return (CONSTRAINTS as readonly string[]).includes(value);
+}
+
+/**
+ * Fills the gaps (null) of a series on a regular period grid.
+ * - auto, zero: a period without a record had no sales, so it counts as 0.
+ * - linear: straight line between the nearest known neighbours (edges copy the nearest known value).
+ * - forward_fill: last known value carried forward (leading gaps take the first known value).
+ * - none: gaps are dropped and the known values are kept in order.
+ * A series without any known value becomes all zeros (or empty for none).
+ */
+export function imputeMissing(values: readonly (number | null)[], mode: MissingImputation = 'auto'): number[] {
+  if (mode === 'none') return values.filter((v): v is number => v !== null);
+  if (mode === 'auto' || mode === 'zero') return values.map((v) => v ?? 0);
+  const known: number[] = [];
+  values.forEach((v, t) => {
+    if (v !== null) known.push(t);
+  });
+  if (known.length === 0) return values.map(() => 0);
+  const result = new Array<number>(values.length);
+  let next = 0;
+  for (let t = 0; t < values.length; t++) {
+    const v = values[t];
+    if (v !== null) {
+      result[t] = v;
+      if (known[next] === t) next++;
+      continue;
+    }
+    const after = next < known.length ? known[next] : -1;
+    const before = next > 0 ? known[next - 1] : -1;
+    if (mode === 'forward_fill') {
+      result[t] = before >= 0 ? (values[before] as number) : (values[after] as number);
+    } else if (before < 0) {
+      result[t] = values[after] as number;
+    } else if (after < 0) {
+      result[t] = values[before] as number;
+    } else {
+      const a = values[before] as number;
+      const b = values[after] as number;
+      result[t] = a + ((b - a) * (t - before)) / (after - before);
+    }
+  }
+  return result;
+}
+
+export interface DatedValue {
+  /** ISO date YYYY-MM-DD. */
+  date: string;
+  /** Null marks a period known to be missing (empty value in the input). */
+  value: number | null;
+}
+
+export interface PeriodSeries {
+  /** One slot per period from the first to the last date; null where nothing was recorded. */
+  values: (number | null)[];
+  firstDate: CalendarDate;
+  lastDate: CalendarDate;
+}
+
+/**
+ * Places dated observations on the frequency grid, first to last date. Several
+ * records in one period are summed (daily sales rolled up to weeks or months).
+ * Throws on a malformed date; the points may come in any order.
+ */
+export function toPeriodSeries(points: readonly DatedValue[], frequency: Frequency): PeriodSeries {
+  if (points.length === 0) throw new RangeError('a series needs at least one dated value');
+  const parsed = points.map((p) => {
+    const date = parseIsoDate(p.date);
+    if (!date) throw new RangeError(`invalid date "${p.date}" (expected YYYY-MM-DD)`);
+    return { date, day: dayNumber(date), value: p.value };
+  });
+  let first = parsed[0];
+  let last = parsed[0];
+  for (const p of parsed) {
+    if (p.day < first.day) first = p;
+    if (p.day > last.day) last = p;
+  }
+  const anchor = first.day;
+  const start = periodNumber(first.date, frequency, anchor);
+  const length = periodNumber(last.date, frequency, anchor) - start + 1;
+  const values = new Array<number | null>(length).fill(null);
+  for (const p of parsed) {
+    if (p.value === null) continue;
+    const slot = periodNumber(p.date, frequency, anchor) - start;
+    values[slot] = (values[slot] ?? 0) + p.value;
+  }
+  return { values, firstDate: first.date, lastDate: last.date };
+}
+
+/** True when every value is a whole number (unit sales), which makes `auto` round forecasts. */
+export function isIntegerHistory(values: readonly number[]): boolean {
+  return values.length > 0 && values.every((v) => Number.isInteger(v));
+}
+
+/**
+ * Shapes forecasts into plannable quantities.
+ * - auto: non_negative, and integer when the whole history is integer.
+ * - non_negative: negative demand is clipped to 0.
+ * - integer: non-negative whole units; the cumulative forecast is rounded so
+ *   totals over the horizon are kept (0.3 a day becomes 0,1,0,0,1,... not all 0).
+ * - none: unchanged.
+ */
+export function applyConstraint(forecast: readonly number[], constraint: Constraint, history: readonly number[]): number[] {
+  const mode = constraint === 'auto' ? (isIntegerHistory(history) ? 'integer' : 'non_negative') : constraint;
+  if (mode === 'none') return forecast.slice();
+  const clipped = forecast.map((v) => (v > 0 ? v : 0));
+  if (mode === 'non_negative') return clipped;
+  const result = new Array<number>(clipped.length);
+  let cumulative = 0;
+  let issued = 0;
+  for (let i = 0; i < clipped.length; i++) {
+    cumulative += clipped[i];
+    // The epsilon keeps exact halves and float noise (2.9999999) from flipping the rounding.
+    const target = Math.round(cumulative + 1e-9);
+    result[i] = target - issued;
+    issued = target;
+  }
+  return result;
+}
