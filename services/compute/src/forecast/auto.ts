@@ -5,6 +5,7 @@
  */
 import { meanAbsoluteError, meanSquaredError } from './accuracy';
 import { COMBINATION_MEMBERS, type Method, type ModelForecast, mean, prepareHistory, runMethod } from './methods';
+import { isSeasonal } from './seasonality';
 
 /** Candidates for smooth and erratic demand; `combination` first as the default. */
 export const CONTINUOUS_CANDIDATES: readonly Method[] = [
@@ -59,8 +60,9 @@ export function runMethods(
   period: number,
   methods: readonly Method[],
   horizon: number,
+  seasonal?: boolean,
 ): Map<Method, ModelForecast> {
-  const history = prepareHistory(values, period);
+  const history = prepareHistory(values, period, seasonal);
   const results = new Map<Method, ModelForecast>();
   const get = (method: Method): ModelForecast => {
     let result = results.get(method);
@@ -83,7 +85,11 @@ export interface HoldoutScore {
   mse: number;
 }
 
-/** Rolling-origin errors of each method; every origin refits on the data before it. */
+/**
+ * Rolling-origin errors of each method; every origin refits on the data before it.
+ * The seasonality verdict of the whole history is kept at every origin, so methods
+ * are compared as they will run (shorter windows would fail the test more often).
+ */
 export function holdoutScores(
   values: readonly number[],
   period: number,
@@ -91,9 +97,10 @@ export function holdoutScores(
   plan: HoldoutPlan,
 ): Map<Method, HoldoutScore> {
   const scores = new Map<Method, HoldoutScore>(methods.map((m) => [m, { mae: 0, mse: 0 }]));
+  const seasonal = isSeasonal(values, period);
   for (const cut of plan.cuts) {
     const actual = values.slice(cut, cut + plan.window);
-    const forecasts = runMethods(values.slice(0, cut), period, methods, actual.length);
+    const forecasts = runMethods(values.slice(0, cut), period, methods, actual.length, seasonal);
     for (const method of methods) {
       const forecast = forecasts.get(method)?.forecast ?? [];
       const score = scores.get(method) as HoldoutScore;

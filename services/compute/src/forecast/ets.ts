@@ -320,8 +320,7 @@ export function fitEts(values: readonly number[], spec: EtsSpec, period: number,
     return filter(y, spec, m, d.alpha, d.beta, d.gamma, d.phi, d.level, d.slope, season).likelihood;
   };
   const dims = x0.length;
-  // A steep heuristic slope can drive a multiplicative model below zero from the very
-  // start; a flat start with faster smoothing is then tried so the simplex can move.
+  // A steep heuristic slope can make a multiplicative model invalid from the start, leaving the simplex stuck.
   if (!Number.isFinite(objective(x0)) && spec.trend !== 'N') {
     x0[1] = logit(0.01);
     x0[smoothingCount(spec)] = start.flatLevel;

@@ -101,6 +101,16 @@ describe('forecast/forecastSeries', () => {
     assert.deepEqual(result.forecast, [70, 72, 74]);
   });
 
+  it('keeps the seasonal verdict of the whole history at holdout origins', () => {
+    // Five years of a smooth season: shorter holdout windows alone would fail the seasonality test.
+    let state = 5;
+    const noise = () => (state = (state * 16807) % 2147483647) / 2147483647;
+    const values = Array.from({ length: 60 }, (_, t) => Math.round(100 * (1 + 0.3 * Math.sin((2 * Math.PI * t) / 12)) + 30 * noise()));
+    const result = forecastSeries(values, { horizon: 12, period: 12 });
+    assert.equal(result.model, 'combination');
+    assert.ok(Math.max(...result.forecast) - Math.min(...result.forecast) > 40, result.forecast.join(','));
+  });
+
   it('honours a named algorithm and reports what ran', () => {
     const values = demandSeries(48, 9, 'smooth');
     assert.equal(forecastSeries(values, { horizon: 3, period: 12, algorithm: 'theta' }).model, 'theta');

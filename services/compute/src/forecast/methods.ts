@@ -53,8 +53,9 @@ export interface PreparedHistory {
   adjustment: SeasonalAdjustment;
 }
 
-export function prepareHistory(values: readonly number[], period: number): PreparedHistory {
-  return { values, period, adjustment: seasonallyAdjust(values, period) };
+/** `seasonal` overrides the seasonality test, e.g. to keep the full history's verdict at holdout origins. */
+export function prepareHistory(values: readonly number[], period: number, seasonal?: boolean): PreparedHistory {
+  return { values, period, adjustment: seasonallyAdjust(values, period, seasonal) };
 }
 
 function onAdjusted(history: PreparedHistory, forecastAdjusted: number[]): number[] {

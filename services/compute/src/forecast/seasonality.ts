@@ -109,14 +109,18 @@ export interface SeasonalAdjustment {
 }
 
 /**
- * Test for seasonality and, when present, remove it by classical decomposition:
+ * Removes the season by classical decomposition when the series is seasonal:
  * multiplicative for strictly positive data, additive otherwise (ratios to a zero
- * trend are meaningless).
+ * trend are meaningless). Seasonality is tested unless the caller has decided it.
  */
-export function seasonallyAdjust(values: readonly number[], period: number): SeasonalAdjustment {
+export function seasonallyAdjust(
+  values: readonly number[],
+  period: number,
+  seasonal: boolean = isSeasonal(values, period),
+): SeasonalAdjustment {
   const positive = values.length > 0 && values.every((v) => v > 0);
   const kind: DecompositionKind = positive ? 'multiplicative' : 'additive';
-  if (!isSeasonal(values, period)) {
+  if (!seasonal || !hasEnoughHistoryForSeason(values.length, period)) {
     return { adjusted: values.slice(), indices: [kind === 'multiplicative' ? 1 : 0], kind, seasonal: false, period: 1 };
   }
   const indices = seasonalIndices(values, period, kind);
