@@ -120,6 +120,14 @@ describe('forecast/forecastSeries', () => {
     assert.equal(unevaluated.holdoutError, null);
   });
 
+  it('runs ETS on seasonally adjusted data when the season is too long for state space seasonality', () => {
+    // A holiday peak in weeks 45-51 of each year.
+    const values = Array.from({ length: 156 }, (_, t) => 500 + (t % 52 >= 45 ? 300 : 0) + ((t * 37) % 11));
+    const result = forecastSeries(values, { horizon: 4, period: 52, algorithm: 'ets', evaluate: false });
+    assert.match(result.model, /^ets\([AM],(N|A|Ad),N\)\+decomposition$/);
+    result.forecast.forEach((v, j) => assert.ok(Math.abs(v - values[104 + j]) < 30, `${v} vs ${values[104 + j]}`));
+  });
+
   it('treats series shorter than two seasons as non-seasonal', () => {
     const values = [10, 30, 20, 40, 11, 31, 21, 41, 12, 32, 22, 42, 13, 33, 23, 43];
     const forced = forecastSeries(values, { horizon: 2, period: 9, algorithm: 'holt_winters_additive', constraint: 'none' });
