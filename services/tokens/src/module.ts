@@ -1,44 +1,70 @@
-import { adaptService, AppError, NotFoundError, type ServiceModule } from '@supply/kit';
+import { adaptService, AppError, type Bus, type Logger, type ServiceModule } from '@supply/kit';
 import { supply_tokens_v1 } from '@supply/protos';
+import { ACCESS_CHANGED, TOKEN_REVOKED, type IdentityEvents } from './events';
+import { exchangeCredentials } from './legacy/exchange';
 import { openIdentityStore } from './repository';
-import { authenticate } from './tokens/authenticate';
 import { seedDemoIdentity } from './seed/demo';
-import { createToken } from './tokens/create';
+import { getSession, login, logout } from './sessions/service';
+import { createTenant, requireTenant, tenantView, updateTenant } from './tenants/service';
+import { authenticate } from './tokens/authenticate';
+import { createToken, provisionToken } from './tokens/create';
+import { listTokens, revokeToken } from './tokens/manage';
+import { createUser, requireUser, updateUser } from './users/service';
 
-/** Tokens service: tenants, users, module levels and API tokens (its own database `tokens`). */
+/**
+ * Publishes each change and waits for the bus to take it; a bus failure is logged, not
+ * fatal, because the gateways' short cache TTL still bounds how long a stale entry lives.
+ */
+function busEvents(bus: Bus, logger: Logger): IdentityEvents {
+  const publish = async (topic: string, event: object) => {
+    await bus.publish(topic, event).catch((err: unknown) => logger.error({ err, topic }, 'identity event not published'));
+  };
+  return {
+    tokenRevoked: (event) => publish(TOKEN_REVOKED, event),
+    accessChanged: (event) => publish(ACCESS_CHANGED, event),
+  };
+}
+
+/** Tokens service: tenants, users, module levels, API tokens and page sessions (its own database `tokens`). */
 export const tokensModule: ServiceModule = {
   name: 'tokens',
   dependencies: [],
-  async init({ config, logger, openStore }) {
+  async init({ config, logger, openStore, bus, meter }) {
     const store = await openStore('tokens');
     const identity = await openIdentityStore(store);
-    if (config.seedDemo && (await seedDemoIdentity(identity, config.DEMO_PASSWORD))) {
+    const [events, attempts] = await Promise.all([bus().then((b) => busEvents(b, logger)), meter()]);
+    const now = () => config.now();
+    if (config.seedDemo && (await seedDemoIdentity(identity, config.DEMO_PASSWORD, now()))) {
       logger.info('demo identities created');
     }
     const implementation = adaptService(
       supply_tokens_v1.TokenServiceService,
       {
-        async getTenant({ slug }) {
-          const tenant = await identity.tenants.findById(slug);
-          if (!tenant) throw new NotFoundError(`No tenant ${slug}.`);
-          return {
-            slug: tenant._id,
-            name: tenant.name,
-            public_api_enabled: tenant.public_api_enabled,
-            rate_limit: tenant.rate_limit,
-            rate_window_seconds: tenant.rate_window_seconds,
-            monthly_credits: tenant.monthly_credits,
-          };
-        },
+        getTenant: async ({ slug }) => tenantView(await requireTenant(identity, slug)),
+        createTenant: (request) => createTenant(identity, request, now()),
+        updateTenant: (request) => updateTenant(identity, events, request),
+
+        createUser: (request, ctx) => createUser(identity, ctx.requireTenant(), request, now()),
+        updateUser: (request, ctx) => updateUser(identity, events, ctx.requireTenant(), request, now()),
+
         async authenticate({ token }) {
           if (token.length > 512) throw new AppError('unauthenticated', 'Unauthenticated.');
-          return authenticate(identity, token);
+          return authenticate(identity, token, now());
         },
         async createToken(request, ctx) {
-          const tenant = ctx.requireTenant();
-          const user = await identity.users.findOne({ tenant, email: request.user_email.toLowerCase() });
-          if (!user) throw new NotFoundError(`No user ${request.user_email} in ${tenant}.`);
-          return createToken(identity, user, request);
+          const user = await requireUser(identity, ctx.requireTenant(), request.user_email);
+          return createToken(identity, user, request, now());
+        },
+        provisionToken: (request, ctx) => provisionToken(identity, ctx.requireTenant(), request, now()),
+        listTokens: (request, ctx) => listTokens(identity, ctx.requireTenant(), request),
+        revokeToken: (request, ctx) => revokeToken(identity, events, ctx.requireTenant(), request, now()),
+        exchangeCredentials: (request, ctx) => exchangeCredentials(identity, attempts, ctx.requireTenant(), request, now()),
+
+        login: (request, ctx) => login(identity, attempts, ctx.requireTenant(), request, now()),
+        getSession: (request, ctx) => getSession(identity, ctx.requireTenant(), request, now()),
+        async logout(request) {
+          await logout(identity, request);
+          return {};
         },
       },
       { credential: config.serviceCredential, logger },

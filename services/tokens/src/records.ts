@@ -37,6 +37,17 @@ export interface TokenRecord extends Doc {
   created_at: string;
   last_used_at: string | null;
   revoked_at: string | null;
+  /** The token it was provisioned from, if any. */
+  parent_token_id?: number | null;
+}
+
+/** A signed-in API Access page user; `_id` is the sha256 of the cookie value. */
+export interface SessionRecord extends Doc {
+  _id: string;
+  tenant: string;
+  user_id: number;
+  created_at: string;
+  expires_at: string;
 }
 
 export const DEFAULT_LIMITS = { rate_limit: 120, rate_window_seconds: 60, monthly_credits: 100_000 } as const;

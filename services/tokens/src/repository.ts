@@ -1,15 +1,16 @@
 import type { Collection, Store } from '@supply/kit';
-import type { TenantRecord, TokenRecord, UserRecord } from './records';
+import type { SessionRecord, TenantRecord, TokenRecord, UserRecord } from './records';
 
 /** The tokens service's collections, with the indexes its reads use. */
 export interface IdentityStore {
   tenants: Collection<TenantRecord>;
   users: Collection<UserRecord>;
   tokens: Collection<TokenRecord>;
+  sessions: Collection<SessionRecord>;
 }
 
 export async function openIdentityStore(store: Store): Promise<IdentityStore> {
-  const [tenants, users, tokens] = await Promise.all([
+  const [tenants, users, tokens, sessions] = await Promise.all([
     store.collection<TenantRecord>({ name: 'tenants' }),
     store.collection<UserRecord>({
       name: 'users',
@@ -21,6 +22,13 @@ export async function openIdentityStore(store: Store): Promise<IdentityStore> {
       autoIncrement: true,
       indexes: [{ name: 'tenant_user', keys: [['tenant', 1], ['user_id', 1], ['_id', 1]] }],
     }),
+    store.collection<SessionRecord>({
+      name: 'sessions',
+      indexes: [
+        { name: 'user', keys: [['user_id', 1]] },
+        { name: 'expires', keys: [['expires_at', 1]] },
+      ],
+    }),
   ]);
-  return { tenants, users, tokens };
+  return { tenants, users, tokens, sessions };
 }

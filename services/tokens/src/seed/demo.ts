@@ -6,9 +6,9 @@ const every = (level: Level) =>
   Object.fromEntries(PERMISSION_MODULES.map((m) => [m, level])) as Record<PermissionModule, Level>;
 
 /** The demo identities of DECISIONS section 2, created once when the store is empty. */
-export async function seedDemoIdentity(store: IdentityStore, password: string): Promise<boolean> {
+export async function seedDemoIdentity(store: IdentityStore, password: string, at: Date): Promise<boolean> {
   if ((await store.tenants.count({})) > 0) return false;
-  const now = new Date().toISOString();
+  const now = at.toISOString();
   const tenants = [
     { _id: 'demo', name: 'Demo Workspace', public_api_enabled: true },
     { _id: 'acme', name: 'Acme Corporation', public_api_enabled: true },

@@ -20,7 +20,7 @@ function sameHash(a: string, b: string): boolean {
 export async function authenticate(
   store: IdentityStore,
   rawToken: string,
-  now: Date = new Date(),
+  now: Date,
 ): Promise<supply_tokens_v1.Principal> {
   const parsed = parseToken(rawToken);
   if (!parsed) throw unauthenticated();
