@@ -3,18 +3,23 @@ import type { AddressInfo } from 'node:net';
 import { SERVICE_NAMES, type ServiceModule } from '@supply/kit';
 import { createApp } from './app';
 import { createGuard } from './auth/guard';
+import { PrincipalCache } from './auth/principal-cache';
 import { allRoutes } from './routes/index';
 
 /** The HTTP gateway: auth, gates, shapes; calls the five services over gRPC. */
 export const gatewayModule: ServiceModule = {
   name: 'gateway',
   dependencies: SERVICE_NAMES,
-  async init({ config, logger, clients }) {
-    const routes = allRoutes(clients);
+  async init({ config, logger, clients, bus }) {
+    const now = () => config.now();
+    const principals = new PrincipalCache({ fetch: (token) => clients.tokens.authenticate({ token }) });
+    const following = await principals.follow(await bus());
+    const revoked = (tenant: string, tokenId: number) => principals.forgetToken(tenant, tokenId);
+    const routes = allRoutes(clients, { now, revoked });
     const app = createApp({
       logger,
       routes,
-      guard: createGuard({ clients }),
+      guard: createGuard({ authenticate: principals.authenticate, now }),
       bodyLimitKb: config.BODY_LIMIT_KB,
       jsonLimitKb: 2048,
       async readiness() {
@@ -34,6 +39,7 @@ export const gatewayModule: ServiceModule = {
         logger.info({ port: (server.address() as AddressInfo).port }, 'HTTP gateway listening');
       },
       async stop() {
+        await Promise.all(following.map((s) => s.close()));
         if (!server) return;
         const s = server;
         // Stop accepting, let in-flight requests finish, then cut whatever is left.

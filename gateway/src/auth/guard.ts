@@ -1,16 +1,20 @@
 import type { Request, Response } from 'express';
-import { AppError, currentContext, type Clients } from '@supply/kit';
-import type { supply_tokens_v1 } from '@supply/protos';
+import { AppError, currentContext } from '@supply/kit';
+import { parseToken } from '@supply/tokens/tokens/token-string';
 import { problem } from '../http/errors';
 import type { RouteDef } from '../http/routes';
 import type { Guard } from '../app';
+import type { Principal } from './principal-cache';
 
-export type Principal = supply_tokens_v1.Principal;
+export type { Principal };
 
-const BEARER = /^Bearer ([^\s]{1,512})$/;
+/** One space after the scheme and nothing around the token: anything else is malformed. */
+const BEARER = /^Bearer ([^\s]{1,512})$/i;
 const LEVEL_RANK = { none: 0, view: 1, planner: 2 } as const;
 
-function levelOf(principal: Principal, module: string): keyof typeof LEVEL_RANK {
+const unauthenticated = () => new AppError('unauthenticated', 'Unauthenticated.');
+
+function levelOf(principal: Pick<Principal, 'is_admin' | 'levels'>, module: string): keyof typeof LEVEL_RANK {
   if (principal.is_admin) return 'planner';
   const level = principal.levels[module];
   return level === 'planner' || level === 'view' ? level : 'none';
@@ -21,22 +25,32 @@ export function scopeAllows(scopes: readonly string[], required: string | null):
   return required === null || scopes.includes('*') || scopes.includes(required);
 }
 
-/** Gate (b): the creator's level on the module, as it is right now. */
-export function levelAllows(principal: Principal, module: string | null, needed: 'view' | 'planner'): boolean {
+/** Gate (b): the creator's level on the module, as it is right now (and at least View on the Public API). */
+export function levelAllows(principal: Pick<Principal, 'is_admin' | 'levels'>, module: string | null, needed: 'view' | 'planner'): boolean {
   if (LEVEL_RANK[levelOf(principal, 'public_api')] < LEVEL_RANK.view) return false;
   return module === null || LEVEL_RANK[levelOf(principal, module)] >= LEVEL_RANK[needed];
 }
 
-/** Authenticates the bearer token against the path's tenant and applies both gates. */
-export function createGuard(deps: { clients: Clients; authenticate?: (token: string) => Promise<Principal> }): Guard {
-  const authenticate = deps.authenticate ?? ((token: string) => deps.clients.tokens.authenticate({ token }));
+export interface GuardDeps {
+  /** Resolves a well-formed bearer value to its principal (cached; see PrincipalCache). */
+  authenticate(token: string): Promise<Principal>;
+  now(): Date;
+}
+
+/**
+ * Authenticates the bearer token against the path's tenant and applies both gates. A value
+ * that is not shaped like a token, or whose checksum fails, never reaches the tokens service.
+ */
+export function createGuard(deps: GuardDeps): Guard {
   return async (route: RouteDef, req: Request, res: Response) => {
     if (route.access.kind === 'none') return;
-    const match = BEARER.exec(req.get('Authorization') ?? '');
-    if (!match) throw new AppError('unauthenticated', 'Unauthenticated.');
-    const principal = await authenticate(match[1]!);
+    const bearer = BEARER.exec(req.get('Authorization') ?? '')?.[1];
+    if (!bearer || !parseToken(bearer)) throw unauthenticated();
+    const principal = await deps.authenticate(bearer);
     // Another tenant's token looks exactly like an unknown one: no tenant enumeration.
-    if (req.params.tenant !== principal.tenant) throw new AppError('unauthenticated', 'Unauthenticated.');
+    if (req.params.tenant !== principal.tenant) throw unauthenticated();
+    // A cached principal may have expired since it was stored.
+    if (principal.expires_at && Date.parse(principal.expires_at) <= deps.now().getTime()) throw unauthenticated();
     res.locals.principal = principal;
     const ctx = currentContext();
     if (ctx) {
@@ -48,6 +62,9 @@ export function createGuard(deps: { clients: Clients; authenticate?: (token: str
         scopes: principal.scopes,
         isAdmin: principal.is_admin,
       };
+    }
+    if (!principal.public_api_enabled) {
+      throw problem('forbidden', 'The Public API module is disabled for this workspace.');
     }
     if (route.access.kind === 'token' && !scopeAllows(principal.scopes, route.access.scope)) {
       throw problem('insufficient-scope', `This token lacks the ${route.access.scope} scope this endpoint requires.`);
