@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import helmet from 'helmet';
 import { runWithContext, type Logger } from '@supply/kit';
 import { errorHandler, problem } from './http/errors';
@@ -19,6 +19,8 @@ export interface AppOptions {
   bodyLimitKb: number;
   /** JSON bodies are small; files stream through their own parser. */
   jsonLimitKb?: number;
+  /** Server-rendered pages (login, API Access), with their own HTML errors. */
+  pages?: RequestHandler;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -63,6 +65,8 @@ export function createApp(opts: AppOptions): Express {
         `<body><h1>${title}</h1><p>HTTP status ${status}. Problem type <code>/problems/${slug}</code> of the Supply Planning Service API.</p></body></html>`,
     );
   });
+
+  if (opts.pages) app.use(opts.pages);
 
   const jsonLimit = `${opts.jsonLimitKb ?? opts.bodyLimitKb}kb`;
   const parsers = {

@@ -5,6 +5,7 @@ import { createApp } from './app';
 import { createGuard } from './auth/guard';
 import { PrincipalCache } from './auth/principal-cache';
 import { allRoutes } from './routes/index';
+import { webPages } from './web/pages';
 
 /** The HTTP gateway: auth, gates, shapes; calls the five services over gRPC. */
 export const gatewayModule: ServiceModule = {
@@ -20,6 +21,7 @@ export const gatewayModule: ServiceModule = {
       logger,
       routes,
       guard: createGuard({ authenticate: principals.authenticate, now }),
+      pages: webPages({ clients, logger, now, revoked }),
       bodyLimitKb: config.BODY_LIMIT_KB,
       jsonLimitKb: 2048,
       async readiness() {
