@@ -25,6 +25,7 @@ import amqp, { type Channel, type ChannelModel, type ConfirmChannel, type Consum
 import { AppError } from '../errors.js';
 import type { Bus, BusOptions, ConsumeOptions, Delivery, Subscription, WorkHandler } from './bus.js';
 import {
+  assertLimit,
   assertName,
   backoffMs,
   DEFAULT_DRAIN_TIMEOUT_MS,
@@ -403,6 +404,7 @@ class AmqpBus implements Bus {
    */
   async deadLetters<T>(queue: string, limit = 100): Promise<Array<{ messageId: string; body: T }>> {
     assertName('queue', queue);
+    assertLimit(limit);
     const dead = deadQueueOf(this.name(queue));
     return this.withSession(`read dead letters of ${queue}`, async (session) => {
       await this.declareDeadQueue(session, queue);

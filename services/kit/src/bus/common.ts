@@ -39,6 +39,12 @@ export function assertName(kind: 'queue' | 'topic', name: string): void {
   }
 }
 
+export function assertLimit(limit: number): void {
+  if (!Number.isInteger(limit) || limit < 0) {
+    throw new AppError('invalid_argument', `limit must be a non-negative integer, got ${String(limit)}.`);
+  }
+}
+
 export function namespaced(namespace: string | undefined, name: string): string {
   return namespace ? `${namespace}.${name}` : name;
 }

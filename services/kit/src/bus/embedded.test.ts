@@ -247,6 +247,7 @@ describe('embedded bus (in-memory store fake)', () => {
     await assert.rejects(bus.send('bad name', 1), { code: 'invalid_argument' });
     await assert.rejects(bus.consume('jobs', async () => undefined, { prefetch: 0 }), { code: 'invalid_argument' });
     await assert.rejects(openEmbeddedBus({ store: store.asStore(), maxDeliveries: 0 }), { code: 'invalid_argument' });
+    await assert.rejects(bus.deadLetters('jobs', -1), { code: 'invalid_argument' });
   });
 
   it('refuses work after close', async () => {

@@ -17,6 +17,7 @@ import { AppError } from '../errors.js';
 import type { Collection, Doc, Store } from '../store/store.js';
 import type { Bus, BusOptions, ConsumeOptions, Delivery, Subscription, WorkHandler } from './bus.js';
 import {
+  assertLimit,
   assertName,
   backoffMs,
   DEFAULT_DRAIN_TIMEOUT_MS,
@@ -82,7 +83,8 @@ export async function openEmbeddedBus(options: EmbeddedBusOptions): Promise<Bus>
     name: MESSAGES_COLLECTION,
     autoIncrement: true,
     indexes: [
-      { name: 'queue_state_visible', keys: [['queue', 1], ['state', 1], ['visibleAt', 1]] },
+      // Claims scan a queue's ready messages in send order and stop at the first visible one.
+      { name: 'queue_state_id', keys: [['queue', 1], ['state', 1], ['_id', 1]] },
       { name: 'state_owner', keys: [['state', 1], ['owner', 1]] },
     ],
   });
@@ -194,6 +196,9 @@ class EmbeddedBus implements Bus {
 
   async deadLetters<T>(queue: string, limit = 100): Promise<Array<{ messageId: string; body: T }>> {
     assertName('queue', queue);
+    assertLimit(limit);
+    // The store means what MongoDB means, where a limit of 0 is no limit at all.
+    if (limit === 0) return [];
     const docs = await this.messages.find(
       { queue: deadQueueOf(this.name(queue)) },
       { sort: [['visibleAt', 1], ['_id', 1]], limit },
