@@ -317,14 +317,16 @@ class EmbeddedConsumer {
     const claim = doc.claim ?? '';
     const delivery: Delivery = { messageId: doc.messageId, deliveryCount: doc.deliveryCount };
     const done = (async () => {
-      let failure: unknown = null;
+      let failed = false;
+      let failure: unknown;
       try {
         await this.handler(decodeBody(doc.payload), delivery);
       } catch (err) {
+        failed = true;
         failure = err;
       }
       if (this.abandoned.has(claim)) return;
-      if (failure === null) {
+      if (!failed) {
         await this.settle(() => this.bus.messages.deleteOne({ _id: doc._id, claim }));
       } else if (doc.deliveryCount >= this.bus.maxDeliveries) {
         this.bus.log.warn(
