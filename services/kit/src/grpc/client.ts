@@ -1,4 +1,4 @@
-import { Client, credentials, type CallOptions, type ServiceError } from '@grpc/grpc-js';
+import { Client, credentials, type CallOptions, type ClientWritableStream, type Metadata, type ServiceError } from '@grpc/grpc-js';
 import { currentContext, type RequestContext } from '../context';
 import { contextToMetadata } from './metadata';
 import { fromServiceError } from './status';
@@ -18,13 +18,28 @@ export interface CallOverrides {
   context?: RequestContext;
 }
 
-/** A promise method per unary RPC of the definition, typed from it. */
+/** One client-streaming call: write requests with backpressure, then end and take the response. */
+export interface ClientStreamCall<Req, Res> {
+  /** Sends one message; resolves once the transport can take more (the callee reads at its pace). */
+  write(message: Req): Promise<void>;
+  /** Ends the request stream and resolves with the response (or rejects with its AppError). */
+  end(): Promise<Res>;
+  /** Abandons the call; the callee sees it cancelled. The response promise rejects. */
+  cancel(): void;
+  /** Settles when the callee answers, which may be before end() when it fails early. */
+  readonly response: Promise<Res>;
+}
+
+/** A promise method per unary RPC and a stream opener per client-streaming RPC, typed from the definition. */
 export type PromiseClient<D> = {
   [K in keyof D]: D[K] extends {
+    requestStream: infer Streaming;
     requestSerialize: (value: infer Req) => Buffer;
     responseDeserialize: (bytes: Buffer) => infer Res;
   }
-    ? (request: Req, overrides?: CallOverrides) => Promise<Res>
+    ? Streaming extends true
+      ? (overrides?: CallOverrides) => ClientStreamCall<Req, Res>
+      : (request: Req, overrides?: CallOverrides) => Promise<Res>
     : never;
 } & { close(): void; readonly address: string };
 
@@ -45,21 +60,28 @@ export function createClient<D extends Record<string, MethodDefinitionLike>>(
     close: () => client.close(),
     address,
   };
+  const callSetup = (overrides: CallOverrides) => {
+    const ctx = overrides.context ?? currentContext();
+    const ms = overrides.deadlineMs ?? opts.deadlineMs;
+    // The caller's own deadline caps ours: no point working past it.
+    const deadline = Math.min(Date.now() + ms, ctx?.deadline ?? Infinity);
+    return { metadata: contextToMetadata(opts.credential, ctx), callOptions: { deadline } satisfies CallOptions };
+  };
   for (const [name, method] of Object.entries(definition)) {
-    if (method.requestStream || method.responseStream) continue;
+    if (method.responseStream) continue;
+    if (method.requestStream) {
+      out[name] = (overrides: CallOverrides = {}) => openClientStream(client, method, callSetup(overrides));
+      continue;
+    }
     out[name] = (request: unknown, overrides: CallOverrides = {}) => {
-      const ctx = overrides.context ?? currentContext();
-      const ms = overrides.deadlineMs ?? opts.deadlineMs;
-      // The caller's own deadline caps ours: no point working past it.
-      const deadline = Math.min(Date.now() + ms, ctx?.deadline ?? Infinity);
-      const callOptions: CallOptions = { deadline };
+      const { metadata, callOptions } = callSetup(overrides);
       return new Promise((resolve, reject) => {
         client.makeUnaryRequest(
           method.path,
           method.requestSerialize as (v: unknown) => Buffer,
           method.responseDeserialize,
           request,
-          contextToMetadata(opts.credential, ctx),
+          metadata,
           callOptions,
           (err: ServiceError | null, response?: unknown) => (err ? reject(fromServiceError(err)) : resolve(response)),
         );
@@ -67,4 +89,54 @@ export function createClient<D extends Record<string, MethodDefinitionLike>>(
     };
   }
   return out as PromiseClient<D>;
+}
+
+function openClientStream(
+  client: Client,
+  method: MethodDefinitionLike,
+  setup: { metadata: Metadata; callOptions: CallOptions },
+): ClientStreamCall<unknown, unknown> {
+  let call!: ClientWritableStream<unknown>;
+  const response = new Promise<unknown>((resolve, reject) => {
+    call = client.makeClientStreamRequest(
+      method.path,
+      method.requestSerialize as (v: unknown) => Buffer,
+      method.responseDeserialize,
+      setup.metadata,
+      setup.callOptions,
+      (err: ServiceError | null, res?: unknown) => (err ? reject(fromServiceError(err)) : resolve(res)),
+    );
+  });
+  // Callers await `response` through end(); an early failure must not go unhandled meanwhile.
+  response.catch(() => undefined);
+  let settled = false;
+  response.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  return {
+    response,
+    write(message) {
+      return new Promise<void>((resolve, reject) => {
+        // A callee that already answered takes no more; a failure surfaces here and at end().
+        if (settled) return void response.then(() => resolve(), reject);
+        if (call.write(message)) return resolve();
+        const done = (err?: unknown) => {
+          call.off('drain', onDrain);
+          if (err) reject(err);
+          else resolve();
+        };
+        const onDrain = () => done();
+        call.once('drain', onDrain);
+        response.then(() => done(), done);
+      });
+    },
+    end() {
+      call.end();
+      return response;
+    },
+    cancel() {
+      call.cancel();
+    },
+  };
 }

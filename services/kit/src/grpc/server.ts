@@ -4,6 +4,7 @@ import {
   ServerCredentials,
   status as Status,
   type sendUnaryData,
+  type ServerReadableStream,
   type ServerUnaryCall,
   type ServiceDefinition,
   type UntypedServiceImplementation,
@@ -23,10 +24,18 @@ export interface CallContext extends RequestContext {
 }
 
 export type UnaryHandler<Req, Res> = (request: Req, ctx: CallContext) => Promise<Res>;
+/** A client-streaming RPC: the requests arrive in order as an async iterable (the caller's pace is held to ours). */
+export type ClientStreamHandler<Req, Res> = (requests: AsyncIterable<Req>, ctx: CallContext) => Promise<Res>;
 
 type DefinitionOf<D> = {
-  [K in keyof D]: D[K] extends { requestDeserialize: (b: Buffer) => infer Req; responseSerialize: (v: infer Res) => Buffer }
-    ? UnaryHandler<Req, Res>
+  [K in keyof D]: D[K] extends {
+    requestStream: infer Streaming;
+    requestDeserialize: (b: Buffer) => infer Req;
+    responseSerialize: (v: infer Res) => Buffer;
+  }
+    ? Streaming extends true
+      ? ClientStreamHandler<Req, Res>
+      : UnaryHandler<Req, Res>
     : never;
 };
 
@@ -51,6 +60,7 @@ export function adaptService<D extends ServiceDefinition>(
   for (const method of Object.keys(definition)) {
     const handler = (handlers as Record<string, UnaryHandler<unknown, unknown>>)[method];
     if (!handler) throw new Error(`no handler for ${definition[method]!.path}`);
+    const streaming = definition[method]!.requestStream;
     impl[method] = (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => {
       const presented = call.metadata.get(MD.credential)[0];
       if (typeof presented !== 'string' || !sameSecret(presented, opts.credential)) {
@@ -78,7 +88,9 @@ export function adaptService<D extends ServiceDefinition>(
       };
       const started = process.hrtime.bigint();
       const elapsedMs = () => Number(process.hrtime.bigint() - started) / 1e6;
-      runWithContext(ctx, () => handler(call.request, ctx)).then(
+      // grpc-js hands a client-streaming handler a ServerReadableStream, which is async iterable.
+      const input = streaming ? (call as unknown as ServerReadableStream<unknown, unknown>) : call.request;
+      runWithContext(ctx, () => handler(input, ctx)).then(
         (response) => {
           clearTimeout(timer);
           runWithContext(ctx, () => opts.logger.debug({ rpc: method, ms: elapsedMs() }, 'rpc ok'));
