@@ -1,5 +1,6 @@
 import type { Collection } from '@supply/kit';
 import { MESSAGES, type FieldErrorBag } from './field-errors';
+import { findIn } from './reads';
 import { nameKey, type TenantRecord } from './records';
 
 export interface UniqueCandidate {
@@ -33,7 +34,7 @@ export async function checkUnique<R extends TenantRecord>(
   }
   if (keys.length === 0) return;
   const holders = new Map<string, number>();
-  for (const r of await collection.find({ tenant, [column]: { $in: keys } })) holders.set(r[column] as string, r._id);
+  for (const r of await findIn(collection, { tenant }, column, keys)) holders.set(r[column] as string, r._id);
   for (const c of candidates) {
     if (c.value === undefined) continue;
     const holder = holders.get(nameKey(c.value));

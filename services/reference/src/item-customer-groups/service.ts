@@ -1,7 +1,7 @@
 import { ValidationError, type FieldErrors } from '@supply/kit';
 import type { supply_reference_v1 as pb } from '@supply/protos';
 import { MESSAGES } from '../common/field-errors';
-import { assertBulkSize, byIds, distinct } from '../common/reads';
+import { assertBulkSize, byIds, distinct, findIn } from '../common/reads';
 import { MAX_BULK, timestamp } from '../common/records';
 import type { ReferenceDb } from '../db';
 import type { ItemCustomerGroupRecord } from './repository';
@@ -15,11 +15,8 @@ function toItemCustomerGroup(r: ItemCustomerGroupRecord): pb.ItemCustomerGroup {
 /** The tenant's combinations among these pairs, by pair key. */
 async function findPairs(db: ReferenceDb, tenant: string, keys: pb.ItemCustomerGroupKey[]): Promise<Map<string, ItemCustomerGroupRecord>> {
   if (keys.length === 0) return new Map();
-  const found = await db.itemCustomerGroups.find({
-    tenant,
-    item_id: { $in: distinct(keys.map((k) => k.item_id)) },
-    customer_group_id: { $in: distinct(keys.map((k) => k.customer_group_id)) },
-  });
+  const groups = distinct(keys.map((k) => k.customer_group_id));
+  const found = await findIn(db.itemCustomerGroups, { tenant, customer_group_id: { $in: groups } }, 'item_id', keys.map((k) => k.item_id));
   return new Map(found.map((r) => [pairKey(r), r]));
 }
 

@@ -1,7 +1,7 @@
 import type { Filter } from '@supply/kit';
 import type { supply_reference_v1 as pb } from '@supply/protos';
 import { FieldErrorBag, MESSAGES } from '../common/field-errors';
-import { byIds, findOwned, offsetPage } from '../common/reads';
+import { byIds, distinct, findIn, findOwned, offsetPage } from '../common/reads';
 import { nameKey } from '../common/records';
 import { insertValidated, updateValidated } from '../common/writes';
 import type { ReferenceDb } from '../db';
@@ -87,11 +87,8 @@ async function checkPairsFree(db: ReferenceDb, tenant: string, targets: Target[]
     seen.add(key(t));
   }
   if (targets.length === 0) return;
-  const existing = await db.itemLocations.find({
-    tenant,
-    item_id: { $in: [...new Set(targets.map((t) => t.item_id))] },
-    location_id: { $in: [...new Set(targets.map((t) => t.location_id))] },
-  });
+  const locationIds = distinct(targets.map((t) => t.location_id));
+  const existing = await findIn(db.itemLocations, { tenant, location_id: { $in: locationIds } }, 'item_id', targets.map((t) => t.item_id));
   const holders = new Map(existing.map((r) => [key(r), r._id]));
   for (const t of targets) {
     const holder = holders.get(key(t));

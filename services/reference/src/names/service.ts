@@ -1,6 +1,6 @@
-import type { Collection, Filter } from '@supply/kit';
+import type { Collection } from '@supply/kit';
 import type { supply_reference_v1 as pb } from '@supply/protos';
-import { assertBulkSize, byIds, distinct } from '../common/reads';
+import { assertBulkSize, byIds, findIn } from '../common/reads';
 import { nameKey, type NamedRecord } from '../common/records';
 import type { ReferenceDb } from '../db';
 import { levelsOf } from '../hierarchy-levels/repository';
@@ -24,23 +24,20 @@ export async function resolveNamed<R extends NamedRecord>(
   tenant: string,
   names: readonly string[],
 ): Promise<pb.ResolvedNames> {
-  const keys = distinct(names.map(nameKey));
-  const found = keys.length > 0 ? await collection.find({ tenant, name_lower: { $in: keys } }) : [];
+  const found = await findIn(collection, { tenant }, 'name_lower', names.map(nameKey));
   const idOf = new Map(found.map((r) => [r.name_lower, r._id]));
   return parallelIds(names, (key) => idOf.get(key));
 }
 
 /** Units of measure by name or abbreviation; a name match wins over another uom's abbreviation. */
 export async function resolveUomNames(db: ReferenceDb, tenant: string, names: readonly string[]): Promise<pb.ResolvedNames> {
-  const keys = distinct(names.map(nameKey));
-  if (keys.length === 0) return parallelIds(names, () => undefined);
-  const filter: Filter = { tenant, $or: [{ name_lower: { $in: keys } }, { abbreviation_lower: { $in: keys } }] };
-  const byName = new Map<string, number>();
-  const byAbbreviation = new Map<string, number>();
-  for (const u of await db.uoms.find(filter)) {
-    byName.set(u.name_lower, u._id);
-    byAbbreviation.set(u.abbreviation_lower, u._id);
-  }
+  const keys = names.map(nameKey);
+  const [named, abbreviated] = await Promise.all([
+    findIn(db.uoms, { tenant }, 'name_lower', keys),
+    findIn(db.uoms, { tenant }, 'abbreviation_lower', keys),
+  ]);
+  const byName = new Map(named.map((u) => [u.name_lower, u._id]));
+  const byAbbreviation = new Map(abbreviated.map((u) => [u.abbreviation_lower, u._id]));
   return parallelIds(names, (key) => byName.get(key) ?? byAbbreviation.get(key));
 }
 

@@ -1,5 +1,5 @@
 import type { supply_reference_v1 as pb } from '@supply/protos';
-import { assertBulkSize, byIds, distinct } from '../common/reads';
+import { assertBulkSize, byIds, distinct, findIn } from '../common/reads';
 import type { ReferenceDb } from '../db';
 import { toItemLocation } from '../item-locations/service';
 import { resolveNamed } from '../names/service';
@@ -26,13 +26,8 @@ export async function getPlanningParameters(
     ]);
     const pairs = req.names.map((_, i) => ({ item_id: items.ids[i]!, location_id: locations.ids[i]! }));
     const known = pairs.filter((p) => p.item_id && p.location_id);
-    const found = known.length
-      ? await db.itemLocations.find({
-          tenant,
-          item_id: { $in: distinct(known.map((p) => p.item_id)) },
-          location_id: { $in: distinct(known.map((p) => p.location_id)) },
-        })
-      : [];
+    const locationIds = distinct(known.map((p) => p.location_id));
+    const found = await findIn(db.itemLocations, { tenant, location_id: { $in: locationIds } }, 'item_id', known.map((p) => p.item_id));
     const idOf = new Map(found.map((r) => [`${r.item_id}:${r.location_id}`, r._id]));
     pairs.forEach((p, i) => {
       const id = idOf.get(`${p.item_id}:${p.location_id}`);

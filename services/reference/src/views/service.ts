@@ -4,7 +4,7 @@ import { bucketStarts } from '../calendars/buckets';
 import type { Bucket, CalendarRecord } from '../calendars/repository';
 import { toCalendar } from '../calendars/service';
 import { FieldErrorBag, MESSAGES } from '../common/field-errors';
-import { assertBulkSize, byIds, findOwned, nameFilter, offsetPage } from '../common/reads';
+import { assertBulkSize, byIds, findIn, findOwned, nameFilter, offsetPage } from '../common/reads';
 import { nameKey } from '../common/records';
 import { checkUnique } from '../common/unique';
 import { insertValidated, updateValidated } from '../common/writes';
@@ -79,7 +79,7 @@ export async function createViews(db: ReferenceDb, tenant: string, req: pb.Creat
   const validate = async () => {
     const bag = new FieldErrorBag(req.array_body);
     const byName = new Map(
-      (await db.calendars.find({ tenant, name_lower: { $in: req.records.map((r) => nameKey(r.calendar_name ?? '')) } })).map((c) => [c.name_lower, c]),
+      (await findIn(db.calendars, { tenant }, 'name_lower', req.records.map((r) => nameKey(r.calendar_name ?? '')))).map((c) => [c.name_lower, c]),
     );
     calendars = req.records.map((r) => byName.get(nameKey(r.calendar_name ?? '')));
     for (const [i, r] of req.records.entries()) {
