@@ -29,6 +29,9 @@ describe('reference reads through the gateway', function () {
 
   before(async () => {
     sys = await startSystem();
+  });
+  // Rate limits count per token (120 a minute): each test reads with tokens of its own.
+  beforeEach(async () => {
     demo = await sys.tokenFor('demo', 'planner@demo.test', ['public_api.read']);
     acme = await sys.tokenFor('acme', 'admin@acme.test', ['public_api.read']);
   });

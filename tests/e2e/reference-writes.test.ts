@@ -10,6 +10,9 @@ describe('reference writes through the gateway', function () {
 
   before(async () => {
     sys = await startSystem();
+  });
+  // Rate limits count per token (120 a minute): each test writes with tokens of its own.
+  beforeEach(async () => {
     writer = await sys.tokenFor('demo', 'planner@demo.test', ['public_api.read', 'public_api.write']);
     readOnly = await sys.tokenFor('demo', 'planner@demo.test', ['public_api.read']);
     acmeWriter = await sys.tokenFor('acme', 'admin@acme.test', ['*']);
