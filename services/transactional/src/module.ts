@@ -1,29 +1,50 @@
-import { adaptService, type ServiceModule } from '@supply/kit';
+import { adaptService, type Doc, type ServiceModule } from '@supply/kit';
 import { supply_transactional_v1 } from '@supply/protos';
+import { timestamp } from './common/records';
+import { openInventory } from './inventory/repository';
+import { applyInventory, deleteInventoryOutsideLoad, queryInventory, type InventoryDeps } from './inventory/service';
+import { openFinancialPlans, openSupplyPlans, toFinancialPlanRecord, toSupplyPlanRecord } from './plans/repository';
+import { listLegacySupplyPlan, queryPlans, replaceFinancialPlan, replaceSupplyPlan, type PlanDeps } from './plans/service';
 import { openSales } from './sales/repository';
-
-const MAX_PAGE = 5000;
+import { applySales, deleteSalesOutsideLoad, listLegacySales, listSales, querySales, type SalesDeps } from './sales/service';
+import { seedDemoTransactional } from './seed/demo';
 
 /** Transactional service: sales, inventory, supply and financial plan rows (its own database `transactional`). */
 export const transactionalModule: ServiceModule = {
   name: 'transactional',
   dependencies: ['reference'],
-  async init({ config, logger, openStore }) {
+  async init({ config, logger, clients, openStore }) {
     const store = await openStore('transactional');
-    const sales = await openSales(store);
+    const now = () => timestamp(config.now);
+    const sales: SalesDeps = { sales: await openSales(store), clients, now };
+    const inventory: InventoryDeps = { inventory: await openInventory(store), now };
+    const plans: PlanDeps = { supplyPlans: await openSupplyPlans(store), financialPlans: await openFinancialPlans(store), now };
+
+    // Every handler reads and writes only the calling tenant's records.
     const implementation = adaptService(
       supply_transactional_v1.TransactionalServiceService,
       {
-        async listSales({ after_id, limit }, ctx) {
-          const tenant = ctx.requireTenant();
-          const n = Math.min(Math.max(limit || 100, 1), MAX_PAGE);
-          // One extra row tells whether another page exists without a count.
-          const rows = await sales.find({ tenant, _id: { $gt: after_id } }, { sort: [['_id', 1]], limit: n + 1 });
-          return {
-            records: rows.slice(0, n).map(({ _id, tenant: _t, ...r }) => ({ id: _id, ...r })),
-            has_more: rows.length > n,
-          };
+        querySales: (req, ctx) => querySales(sales, ctx.requireTenant(), req),
+        listSales: (req, ctx) => listSales(sales, ctx.requireTenant(), req),
+        listLegacySales: (req, ctx) => listLegacySales(sales, ctx.requireTenant(), req),
+        applySales: (req, ctx) => applySales(sales, ctx.requireTenant(), req),
+        deleteSalesOutsideLoad: (req, ctx) => deleteSalesOutsideLoad(sales, ctx.requireTenant(), req),
+
+        queryInventory: (req, ctx) => queryInventory(inventory, ctx.requireTenant(), req),
+        applyInventory: (req, ctx) => applyInventory(inventory, ctx.requireTenant(), req),
+        deleteInventoryOutsideLoad: (req, ctx) => deleteInventoryOutsideLoad(inventory, ctx.requireTenant(), req),
+
+        replaceSupplyPlan: (req, ctx) => replaceSupplyPlan(plans, ctx.requireTenant(), req),
+        replaceFinancialPlan: (req, ctx) => replaceFinancialPlan(plans, ctx.requireTenant(), req),
+        async querySupplyPlans(req, ctx) {
+          const { records, page } = await queryPlans(plans.supplyPlans, ctx.requireTenant(), req);
+          return { records: records.map(toSupplyPlanRecord), page };
         },
+        async queryFinancialPlans(req, ctx) {
+          const { records, page } = await queryPlans(plans.financialPlans, ctx.requireTenant(), req);
+          return { records: records.map(toFinancialPlanRecord), page };
+        },
+        listLegacySupplyPlan: (req, ctx) => listLegacySupplyPlan(plans, ctx.requireTenant(), req),
       },
       { credential: config.serviceCredential, logger },
     );
@@ -33,9 +54,24 @@ export const transactionalModule: ServiceModule = {
         implementation,
         protoFile: 'supply/transactional/v1/transactional.proto',
       },
+      // Runs once every gRPC server is up: the demo data needs reference ids.
+      async start() {
+        if (!config.seedDemo) return;
+        const marks = await store.collection<Doc>({ name: 'demo_seeds' });
+        try {
+          const seeded = await seedDemoTransactional({ clients, sales, inventory, marks, logger });
+          if (seeded.length > 0) logger.info({ tenants: seeded }, 'demo sales and inventory created');
+        } catch (err) {
+          // The service still serves; an unmarked tenant is seeded on the next start.
+          logger.error({ err }, 'demo sales and inventory not seeded');
+        }
+      },
       async stop() {},
       async health() {
-        const ok = await store.ping().then(() => true, () => false);
+        const ok = await store.ping().then(
+          () => true,
+          () => false,
+        );
         return { ready: ok, checks: { store: ok } };
       },
     };
