@@ -16,7 +16,7 @@ export const gatewayModule: ServiceModule = {
     const principals = new PrincipalCache({ fetch: (token) => clients.tokens.authenticate({ token }) });
     const following = await principals.follow(await bus());
     const revoked = (tenant: string, tokenId: number) => principals.forgetToken(tenant, tokenId);
-    const routes = allRoutes(clients, { now, revoked });
+    const routes = allRoutes(clients, { now, revoked }, config.cursorSecret);
     const app = createApp({
       logger,
       routes,

@@ -1,10 +1,19 @@
 import type { Clients } from '@supply/kit';
+import { cursorCodec } from '../http/cursor';
 import type { RouteDef } from '../http/routes';
 import { jobRoutes } from './jobs';
+import { legacyTransactionalRoutes } from './legacy/index';
 import { referenceRoutes } from './reference';
 import { tokenRoutes, type TokenRouteDeps } from './tokens';
+import { transactionalRoutes } from './transactional';
 
-/** Every HTTP route of the gateway, each feature contributing its own list. */
-export function allRoutes(clients: Clients, identity: Omit<TokenRouteDeps, 'clients'>): RouteDef[] {
-  return [...referenceRoutes(clients), ...jobRoutes(clients), ...tokenRoutes({ clients, ...identity })];
+/** Every HTTP route of the gateway, each feature contributing its own list. `cursorSecret` signs cursors. */
+export function allRoutes(clients: Clients, identity: Omit<TokenRouteDeps, 'clients'>, cursorSecret?: string): RouteDef[] {
+  return [
+    ...referenceRoutes(clients),
+    ...jobRoutes(clients),
+    ...tokenRoutes({ clients, ...identity }),
+    ...transactionalRoutes(clients, cursorCodec(cursorSecret)),
+    ...legacyTransactionalRoutes(clients),
+  ];
 }

@@ -1,0 +1,9 @@
+import type { Clients } from '@supply/kit';
+import type { RouteDef } from '../../http/routes';
+import { legacySalesRoutes } from './sales';
+import { legacySupplyPlanRoutes } from './supply-plan';
+
+/** Legacy transactional reads: flat bodies, id walking, no credits (spec, Versioning). */
+export function legacyTransactionalRoutes(clients: Clients): RouteDef[] {
+  return [...legacySalesRoutes(clients), ...legacySupplyPlanRoutes(clients)];
+}
