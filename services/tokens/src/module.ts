@@ -9,6 +9,9 @@ import { createTenant, requireTenant, tenantView, updateTenant } from './tenants
 import { authenticate } from './tokens/authenticate';
 import { createToken, provisionToken } from './tokens/create';
 import { listTokens, revokeToken } from './tokens/manage';
+import { UsageLedger } from './usage/ledger';
+import { openUsageStore } from './usage/repository';
+import { getCredits, getUsage, resetCreditBalance, startUsageFolding, type UsageDeps } from './usage/service';
 import { createUser, requireUser, updateUser } from './users/service';
 
 /**
@@ -32,8 +35,11 @@ export const tokensModule: ServiceModule = {
   async init({ config, logger, openStore, bus, meter }) {
     const store = await openStore('tokens');
     const identity = await openIdentityStore(store);
-    const [events, attempts] = await Promise.all([bus().then((b) => busEvents(b, logger)), meter()]);
+    const [messages, attempts] = await Promise.all([bus(), meter()]);
+    const events = busEvents(messages, logger);
     const now = () => config.now();
+    const usage: UsageDeps = { identity, ledger: new UsageLedger(await openUsageStore(store)), meter: attempts, now };
+    let stopFolding: (() => Promise<void>) | undefined;
     if (config.seedDemo && (await seedDemoIdentity(identity, config.DEMO_PASSWORD, now()))) {
       logger.info('demo identities created');
     }
@@ -42,7 +48,11 @@ export const tokensModule: ServiceModule = {
       {
         getTenant: async ({ slug }) => tenantView(await requireTenant(identity, slug)),
         createTenant: (request) => createTenant(identity, request, now()),
-        updateTenant: (request) => updateTenant(identity, events, request),
+        async updateTenant(request) {
+          const tenant = await updateTenant(identity, events, request);
+          if (request.monthly_credits !== undefined) await resetCreditBalance(usage, request.slug);
+          return tenant;
+        },
 
         createUser: (request, ctx) => createUser(identity, ctx.requireTenant(), request, now()),
         updateUser: (request, ctx) => updateUser(identity, events, ctx.requireTenant(), request, now()),
@@ -66,12 +76,20 @@ export const tokensModule: ServiceModule = {
           await logout(identity, request);
           return {};
         },
+
+        getCredits: (request, ctx) => getCredits(usage, ctx.requireTenant(), request),
+        getUsage: (request, ctx) => getUsage(usage, ctx.requireTenant(), request),
       },
       { credential: config.serviceCredential, logger },
     );
     return {
       grpc: { definition: supply_tokens_v1.TokenServiceService, implementation, protoFile: 'supply/tokens/v1/tokens.proto' },
-      async stop() {},
+      async start() {
+        stopFolding = await startUsageFolding({ ...usage, bus: messages, logger });
+      },
+      async stop() {
+        await stopFolding?.();
+      },
       async health() {
         const ok = await store.ping().then(() => true, () => false);
         return { ready: ok, checks: { store: ok } };

@@ -1,0 +1,133 @@
+import { strict as assert } from 'node:assert';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AppError, type Store } from '@supply/kit';
+import { openStore } from '@supply/kit/store/index';
+import { UsageLedger } from './ledger';
+import { creditPeriodByKey } from './period';
+import type { UsageBatch, UsageRecord } from './record';
+import { openUsageStore, type UsageStore } from './repository';
+
+let sequence = 0;
+function record(fields: Partial<UsageRecord> = {}): UsageRecord {
+  sequence++;
+  return {
+    id: `r${sequence}`,
+    request_id: `req-${sequence}`,
+    tenant: 'demo',
+    token_id: 1,
+    method: 'GET',
+    endpoint: '/uoms',
+    cost: 1,
+    status: 200,
+    at: '2026-05-10T12:00:00.000Z',
+    ...fields,
+  };
+}
+
+const batch = (id: string, records: UsageRecord[]): UsageBatch => ({ id, records });
+
+describe('UsageLedger', function () {
+  this.timeout(20_000);
+  let dir: string;
+  let store: Store;
+  let usage: UsageStore;
+  let ledger: UsageLedger;
+
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'usage-ledger-'));
+    store = await openStore({ database: 'tokens', dataDir: dir });
+    usage = await openUsageStore(store);
+    ledger = new UsageLedger(usage);
+  });
+  afterEach(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('folds records into per-day, endpoint and token aggregates and reports them grouped any way', async () => {
+    await ledger.fold(
+      batch('b1', [
+        record(),
+        record({ status: 404 }),
+        record({ endpoint: '/items', cost: 1, token_id: 2 }),
+        record({ method: 'POST', endpoint: '/items', cost: 2, at: '2026-05-11T00:00:00.000Z' }),
+        record({ tenant: 'acme', cost: 20 }),
+      ]),
+    );
+    assert.deepEqual(await ledger.report('demo', '2026-05-01', '2026-05-31', ['day', 'endpoint', 'token']), [
+      { day: '2026-05-10', method: 'GET', endpoint: '/items', token_id: 2, requests: 1, credits: 1 },
+      { day: '2026-05-10', method: 'GET', endpoint: '/uoms', token_id: 1, requests: 2, credits: 2 },
+      { day: '2026-05-11', method: 'POST', endpoint: '/items', token_id: 1, requests: 1, credits: 2 },
+    ]);
+    assert.deepEqual(await ledger.report('demo', '2026-05-01', '2026-05-31', ['token']), [
+      { day: null, method: null, endpoint: null, token_id: 1, requests: 3, credits: 4 },
+      { day: null, method: null, endpoint: null, token_id: 2, requests: 1, credits: 1 },
+    ]);
+    assert.deepEqual(await ledger.report('demo', '2026-05-11', '2026-05-11', ['day']), [
+      { day: '2026-05-11', method: null, endpoint: null, token_id: null, requests: 1, credits: 2 },
+    ]);
+    const uoms = await usage.days.findOne({ tenant: 'demo', endpoint: '/uoms' });
+    assert.equal(uoms?.errors, 1);
+    assert.deepEqual(await ledger.report('acme', '2026-05-01', '2026-05-31', []), [
+      { day: null, method: null, endpoint: null, token_id: null, requests: 1, credits: 20 },
+    ]);
+  });
+
+  it('sums the credits of one calendar month (UTC) only', async () => {
+    await ledger.fold(
+      batch('b1', [
+        record({ at: '2026-04-30T23:59:59.999Z', cost: 100 }),
+        record({ at: '2026-05-01T00:00:00.000Z', cost: 1 }),
+        record({ at: '2026-05-31T23:59:59.999Z', cost: 2 }),
+        record({ at: '2026-06-01T00:00:00.000Z', cost: 1000 }),
+      ]),
+    );
+    assert.equal(await ledger.used('demo', creditPeriodByKey('2026-05')!), 3);
+    assert.equal(await ledger.used('demo', creditPeriodByKey('2026-04')!), 100);
+    assert.equal(await ledger.used('acme', creditPeriodByKey('2026-05')!), 0);
+  });
+
+  it('counts a redelivered batch once', async () => {
+    const b = batch('b1', [record(), record({ cost: 5 })]);
+    assert.equal(await ledger.fold(b), true);
+    assert.equal(await ledger.fold(b), false);
+    assert.equal(await ledger.fold(structuredClone(b)), false);
+    assert.equal(await ledger.used('demo', creditPeriodByKey('2026-05')!), 6);
+  });
+
+  it('folds a batch cut short again without counting what it had counted', async () => {
+    const b = batch('b1', [record({ endpoint: '/a', cost: 1 }), record({ endpoint: '/b', cost: 10 }), record({ endpoint: '/c', cost: 100 })]);
+    const updateOne = usage.days.updateOne.bind(usage.days);
+    let calls = 0;
+    // The second aggregate write fails, as a store error or a crash mid-fold would leave it.
+    usage.days.updateOne = async (...args) => {
+      if (++calls === 2) throw new AppError('unavailable', 'store went away');
+      return updateOne(...args);
+    };
+    await assert.rejects(ledger.fold(b));
+    usage.days.updateOne = updateOne;
+    assert.equal((await usage.batches.findById('b1'))?.folded, false);
+
+    assert.equal(await ledger.fold(b), true);
+    assert.equal(await ledger.used('demo', creditPeriodByKey('2026-05')!), 111);
+    assert.equal(await ledger.fold(b), false);
+    assert.equal(await ledger.used('demo', creditPeriodByKey('2026-05')!), 111);
+  });
+
+  it('recovers batches stored but never marked folded', async () => {
+    await usage.batches.insertOne({ _id: 'lost', at: '2026-05-10T12:00:00.000Z', records: [record({ cost: 7 })], folded: false });
+    assert.equal(await ledger.recover(), 1);
+    assert.equal(await ledger.used('demo', creditPeriodByKey('2026-05')!), 7);
+    assert.equal(await ledger.recover(), 0);
+  });
+
+  it('prunes old folded batches and keeps the aggregates', async () => {
+    await ledger.fold(batch('old', [record({ at: '2026-01-10T00:00:00.000Z', cost: 3 })]));
+    await ledger.fold(batch('new', [record({ at: '2026-05-10T00:00:00.000Z', cost: 4 })]));
+    assert.equal(await ledger.prune(new Date('2026-03-01T00:00:00Z')), 1);
+    assert.deepEqual((await usage.batches.find({})).map((b) => b._id), ['new']);
+    assert.equal(await ledger.used('demo', creditPeriodByKey('2026-01')!), 3);
+  });
+});
