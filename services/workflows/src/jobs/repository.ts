@@ -2,6 +2,67 @@ import type { Collection, Doc, Store } from '@supply/kit';
 
 export const JOB_STATUSES = ['queued', 'running', 'succeeded', 'partially_succeeded', 'failed'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
+export const FINISHED: readonly JobStatus[] = ['succeeded', 'partially_succeeded', 'failed'];
+
+/** Errors a job keeps (the first ones by row); `errors_count` counts them all. */
+export const MAX_JOB_ERRORS = 1000;
+
+export interface RowErrorRecord {
+  row: number;
+  field: string;
+  message: string;
+}
+
+export interface JobCounts {
+  created: number;
+  updated: number;
+  deleted: number;
+  unchanged: number;
+  failed: number;
+}
+
+export const ZERO_COUNTS: JobCounts = { created: 0, updated: 0, deleted: 0, unchanged: 0, failed: 0 };
+
+/**
+ * Where a sync job is. `loading` validates and applies each chunk in one pass
+ * (continue_on_error); `validating` then `applying` is the all-or-nothing path: nothing is
+ * applied until every chunk is known valid. `deleting` is the replace step.
+ */
+export type SyncPhase = 'validating' | 'loading' | 'applying' | 'deleting' | 'done';
+
+export interface SyncOptions {
+  allow_record_creation: boolean;
+  allow_record_update: boolean;
+  continue_on_error: boolean;
+}
+
+/** A sync job's plan and its fold state. */
+export interface SyncState {
+  entity: 'sales' | 'inventory';
+  mode: 'upsert' | 'replace';
+  /** Replace scope as given (names) and resolved (ids per scope field). */
+  scope: Record<string, string> | null;
+  scope_ids: Record<string, number[]> | null;
+  options: SyncOptions;
+  /** Where rows sit in the request (`data` / `payload`), for error paths. */
+  rows_path: string;
+  upload: string;
+  chunks: number;
+  /** File imports: the row field of each column (null = ignored). */
+  columns: Array<string | null> | null;
+  phase: SyncPhase;
+  /** The phase whose messages are all on the bus; dispatch repeats until it equals `phase`. */
+  dispatched: SyncPhase | null;
+  validated: number;
+  invalid_rows: number;
+  applied: number;
+  failed_chunks: number;
+  /** Why chunks failed (a few), for the job's message. */
+  failures: string[];
+  lock: string | null;
+  /** Staged rows, plans and the scope lock released after the job finished. */
+  cleaned: boolean;
+}
 
 /** A job; its integer id is also the legacy `job_log_id`. */
 export interface JobDoc extends Doc {
@@ -12,18 +73,35 @@ export interface JobDoc extends Doc {
   token_id: number;
   user_id: number;
   progress: { processed: number; total: number };
-  result: { created: number; updated: number; deleted: number; unchanged: number; failed: number };
-  errors: Array<{ row: number; field: string; message: string }>;
+  result: JobCounts;
+  errors: RowErrorRecord[];
   errors_count: number;
+  message: string | null;
   created_at: string;
+  updated_at: string;
   started_at: string | null;
   finished_at: string | null;
+  /** Compare-and-set version: each write of the record is conditional on the one it read. */
+  version: number;
+  /** Units of work already counted (event parts, sync chunk steps): a redelivery counts once. */
+  parts: string[];
+  sync: SyncState | null;
 }
 
-export function openJobs(store: Store): Promise<Collection<JobDoc>> {
+export type Jobs = Collection<JobDoc>;
+
+export function openJobs(store: Store): Promise<Jobs> {
   return store.collection<JobDoc>({
     name: 'jobs',
     autoIncrement: true,
-    indexes: [{ name: 'tenant_status', keys: [['tenant', 1], ['status', 1], ['_id', 1]] }],
+    indexes: [
+      { name: 'tenant_status', keys: [['tenant', 1], ['status', 1], ['_id', 1]] },
+      { name: 'status', keys: [['status', 1], ['_id', 1]] },
+    ],
   });
+}
+
+/** ISO 8601 UTC with microseconds, as the API shows every timestamp. */
+export function timestamp(at: Date = new Date()): string {
+  return at.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }

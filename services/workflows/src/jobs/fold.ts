@@ -1,0 +1,208 @@
+/**
+ * Folding job events into the job record: a pure function of (record, event), so the
+ * consumer can apply it under compare-and-set and a redelivered event changes nothing.
+ */
+import { FINISHED, MAX_JOB_ERRORS, type JobCounts, type JobDoc, type JobStatus, type RowErrorRecord } from './repository';
+
+/** The durable work queue every job event travels on (the bus namespace prefixes it). */
+export const JOB_EVENTS_QUEUE = 'workflows.job-events';
+
+interface EventBase {
+  job_id: number;
+  tenant: string;
+}
+
+/** Events any service may send for a job it registered with CreateJob (see workflows.proto, JobEvent). */
+export type ExternalJobEvent = EventBase &
+  (
+    | { type: 'started'; total?: number }
+    | {
+        type: 'part';
+        part: string;
+        processed?: number;
+        result?: Partial<JobCounts>;
+        errors?: RowErrorRecord[];
+        errors_count?: number;
+      }
+    | { type: 'finished'; status?: string; message?: string }
+  );
+
+/** Events the sync workers send about their own chunks. */
+export type SyncJobEvent = EventBase &
+  (
+    | { type: 'chunk_validated'; seq: number; rows: number; invalid_rows: number; errors: RowErrorRecord[]; errors_count: number }
+    | { type: 'chunk_applied'; seq: number; rows: number; result: JobCounts; errors: RowErrorRecord[]; errors_count: number }
+    | { type: 'chunk_failed'; seq: number; step: 'validate' | 'load' | 'apply' | 'delete'; rows: number; message: string }
+    | { type: 'scope_deleted'; deleted: number }
+  );
+
+export type JobEvent = ExternalJobEvent | SyncJobEvent;
+
+const MAX_FAILURE_NOTES = 5;
+
+function isFinished(job: JobDoc): boolean {
+  return FINISHED.includes(job.status);
+}
+
+/** Keeps the first MAX_JOB_ERRORS errors by row (then field), whatever order chunks finish in. */
+export function mergeErrors(kept: RowErrorRecord[], more: RowErrorRecord[]): RowErrorRecord[] {
+  if (more.length === 0) return kept;
+  return [...kept, ...more]
+    .sort((a, b) => a.row - b.row || (a.field < b.field ? -1 : a.field > b.field ? 1 : 0))
+    .slice(0, MAX_JOB_ERRORS);
+}
+
+function addCounts(into: JobCounts, more: Partial<JobCounts> | undefined): void {
+  if (!more) return;
+  for (const key of Object.keys(into) as Array<keyof JobCounts>) {
+    const n = Number(more[key] ?? 0);
+    if (Number.isFinite(n) && n > 0) into[key] += n;
+  }
+}
+
+function start(job: JobDoc, now: string): void {
+  if (job.status === 'queued') {
+    job.status = 'running';
+    job.started_at ??= now;
+  }
+}
+
+/** The part name under which an event is counted, so each unit of work counts once. */
+function partOf(event: JobEvent): string | null {
+  switch (event.type) {
+    case 'part':
+      return `p:${event.part}`;
+    case 'chunk_validated':
+      return `v${event.seq}`;
+    case 'chunk_applied':
+      return `a${event.seq}`;
+    case 'chunk_failed':
+      return event.step === 'delete' ? 'd' : `${event.step === 'validate' ? 'v' : 'a'}${event.seq}`;
+    case 'scope_deleted':
+      return 'd';
+    default:
+      return null;
+  }
+}
+
+/** The status a finished job gets from its counts, unless the reporter named one. */
+export function derivedStatus(job: JobDoc): JobStatus {
+  const { created, updated, deleted, unchanged, failed } = job.result;
+  const chunkFailures = job.sync?.failed_chunks ?? 0;
+  if (failed === 0 && chunkFailures === 0) return 'succeeded';
+  return created + updated + deleted + unchanged > 0 ? 'partially_succeeded' : 'failed';
+}
+
+function finish(job: JobDoc, now: string, status: JobStatus, message: string): void {
+  job.status = status;
+  job.message = message;
+  job.finished_at = now;
+  if (job.started_at === null) job.started_at = now;
+  if (job.sync) job.sync.phase = 'done';
+}
+
+function loadSummary(job: JobDoc): string {
+  const r = job.result;
+  const parts = [`${r.created} created`, `${r.updated} updated`, `${r.unchanged} unchanged`];
+  if (job.sync?.mode === 'replace') parts.push(`${r.deleted} deleted`);
+  if (r.failed > 0) parts.push(`${r.failed} failed`);
+  const failures = job.sync?.failures ?? [];
+  return `${job.progress.processed} of ${job.progress.total} rows processed: ${parts.join(', ')}.${failures.length ? ` ${failures.join(' ')}` : ''}`;
+}
+
+/** Moves a sync job on once the phase it is in has heard from every chunk. */
+function advanceSync(job: JobDoc, now: string): void {
+  const sync = job.sync!;
+  if (sync.phase === 'validating' && sync.validated >= sync.chunks) {
+    if (sync.invalid_rows > 0 || sync.failed_chunks > 0) {
+      job.result.failed = sync.invalid_rows;
+      job.progress.processed = job.progress.total;
+      const why =
+        sync.failed_chunks > 0
+          ? `Validation could not finish: ${sync.failures.join(' ')}`
+          : `${sync.invalid_rows} of ${job.progress.total} rows are invalid`;
+      finish(job, now, 'failed', `${why}; nothing was loaded (continue_on_error is false).`);
+      return;
+    }
+    sync.phase = 'applying';
+    sync.dispatched = null;
+    return;
+  }
+  if ((sync.phase === 'loading' || sync.phase === 'applying') && sync.applied >= sync.chunks) {
+    if (sync.mode === 'replace' && sync.failed_chunks === 0) {
+      sync.phase = 'deleting';
+      sync.dispatched = null;
+      return;
+    }
+    if (sync.mode === 'replace') sync.failures.push('Nothing was deleted: a replace only deletes after every row was applied.');
+    finish(job, now, derivedStatus(job), loadSummary(job));
+    return;
+  }
+  if (sync.phase === 'deleting' && job.parts.includes('d')) {
+    finish(job, now, derivedStatus(job), loadSummary(job));
+  }
+}
+
+/**
+ * The record after `event`, or null when the event changes nothing (a part already
+ * counted, a finished job, an event for another tenant).
+ */
+export function foldJobEvent(current: JobDoc, event: JobEvent, now: string): JobDoc | null {
+  if (event.tenant !== current.tenant || isFinished(current)) return null;
+  const job = structuredClone(current);
+  const part = partOf(event);
+  if (part !== null) {
+    if (job.parts.includes(part)) return null;
+    job.parts.push(part);
+  }
+  start(job, now);
+  switch (event.type) {
+    case 'started':
+      if (event.total && event.total > 0) job.progress.total = event.total;
+      break;
+    case 'part':
+      job.progress.processed += Math.max(0, Number(event.processed ?? 0));
+      addCounts(job.result, event.result);
+      job.errors = mergeErrors(job.errors, (event.errors ?? []).slice(0, MAX_JOB_ERRORS));
+      job.errors_count += Math.max(event.errors_count ?? 0, event.errors?.length ?? 0);
+      break;
+    case 'finished': {
+      const status = (FINISHED as readonly string[]).includes(event.status ?? '') ? (event.status as JobStatus) : derivedStatus(job);
+      finish(job, now, status, event.message ?? '');
+      break;
+    }
+    case 'chunk_validated':
+      job.sync!.validated++;
+      job.sync!.invalid_rows += event.invalid_rows;
+      job.errors = mergeErrors(job.errors, event.errors);
+      job.errors_count += event.errors_count;
+      break;
+    case 'chunk_applied':
+      job.sync!.applied++;
+      job.progress.processed += event.rows;
+      addCounts(job.result, event.result);
+      job.errors = mergeErrors(job.errors, event.errors);
+      job.errors_count += event.errors_count;
+      break;
+    case 'chunk_failed': {
+      const sync = job.sync!;
+      sync.failed_chunks++;
+      if (sync.failures.length < MAX_FAILURE_NOTES) sync.failures.push(event.message);
+      if (event.step === 'validate') {
+        sync.validated++;
+        sync.invalid_rows += event.rows;
+      } else if (event.step !== 'delete') {
+        sync.applied++;
+        job.progress.processed += event.rows;
+        job.result.failed += event.rows;
+      }
+      break;
+    }
+    case 'scope_deleted':
+      job.result.deleted += event.deleted;
+      break;
+  }
+  if (job.sync && !isFinished(job)) advanceSync(job, now);
+  job.updated_at = now;
+  return job;
+}

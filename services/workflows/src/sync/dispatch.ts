@@ -1,0 +1,73 @@
+/**
+ * Moves sync jobs along after each fold: puts the messages of the phase the job entered
+ * on the bus (then marks the phase dispatched), and once the job has finished, releases
+ * its scope lock and drops its staged rows. Every step checks the record first and is
+ * safe to repeat, so running it again after a crash, or from the sweeper, does no harm.
+ */
+import type { Bus, Logger } from '@supply/kit';
+import type { JobRecords } from '../jobs/records';
+import type { JobDoc, SyncPhase } from '../jobs/repository';
+import type { ScopeLocks } from './scope-locks';
+import { discardUpload, type Staging } from './staging';
+
+/** The durable work queue of sync chunks (the bus namespace prefixes it). */
+export const CHUNKS_QUEUE = 'workflows.sync-chunks';
+
+export type ChunkStep = 'validate' | 'load' | 'apply' | 'delete';
+
+export interface ChunkMessage {
+  job_id: number;
+  tenant: string;
+  step: ChunkStep;
+  seq: number;
+}
+
+const STEP_OF: Partial<Record<SyncPhase, ChunkStep>> = { validating: 'validate', loading: 'load', applying: 'apply', deleting: 'delete' };
+/** Sends in flight at once while dispatching a phase. */
+const SEND_WINDOW = 64;
+
+export class Dispatcher {
+  constructor(
+    private readonly bus: Bus,
+    private readonly jobs: JobRecords,
+    private readonly staging: Staging,
+    private readonly locks: ScopeLocks,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Does whatever the job's current state still needs from outside the record. */
+  async act(job: JobDoc): Promise<void> {
+    const sync = job.sync;
+    if (!sync) return;
+    if (sync.phase === 'done') {
+      if (!sync.cleaned) await this.cleanUp(job);
+      return;
+    }
+    if (sync.dispatched !== sync.phase) await this.dispatch(job, sync.phase);
+  }
+
+  private async dispatch(job: JobDoc, phase: SyncPhase): Promise<void> {
+    const step = STEP_OF[phase]!;
+    const count = step === 'delete' ? 1 : job.sync!.chunks;
+    for (let from = 0; from < count; from += SEND_WINDOW) {
+      const sends: Promise<void>[] = [];
+      for (let seq = from; seq < Math.min(count, from + SEND_WINDOW); seq++) {
+        const message: ChunkMessage = { job_id: job._id, tenant: job.tenant, step, seq };
+        sends.push(this.bus.send(CHUNKS_QUEUE, message, { messageId: `${job._id}:${step}:${seq}` }));
+      }
+      await Promise.all(sends);
+    }
+    await this.jobs.update(job._id, (current) => {
+      if (current.sync?.phase !== phase || current.sync.dispatched === phase) return null;
+      return { ...current, sync: { ...current.sync, dispatched: phase } };
+    });
+    this.logger.debug({ job: job._id, phase, messages: count }, 'sync phase dispatched');
+  }
+
+  private async cleanUp(job: JobDoc): Promise<void> {
+    const sync = job.sync!;
+    if (sync.lock) await this.locks.release(sync.lock, job._id);
+    await discardUpload(this.staging, sync.upload);
+    await this.jobs.update(job._id, (current) => (current.sync && !current.sync.cleaned ? { ...current, sync: { ...current.sync, cleaned: true } } : null));
+  }
+}
