@@ -2,9 +2,11 @@ import type { Clients } from '@supply/kit';
 import { cursorCodec } from '../http/cursor';
 import type { RouteDef } from '../http/routes';
 import { jobRoutes } from './jobs';
+import { legacyLoadRoutes } from './legacy-loads';
 import { legacyTransactionalRoutes } from './legacy/index';
 import { referenceRoutes } from './reference';
 import { tokenRoutes, type TokenRouteDeps } from './tokens';
+import { workflowRoutes } from './workflows';
 import { transactionalRoutes } from './transactional';
 
 /** Every HTTP route of the gateway, each feature contributing its own list. `cursorSecret` signs cursors. */
