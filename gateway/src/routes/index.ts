@@ -6,14 +6,16 @@ import { legacyLoadRoutes } from './legacy-loads';
 import { legacyTransactionalRoutes } from './legacy/index';
 import { referenceRoutes } from './reference';
 import { tokenRoutes, type TokenRouteDeps } from './tokens';
-import { workflowRoutes } from './workflows';
 import { transactionalRoutes } from './transactional';
+import { workflowRoutes } from './workflows';
 
 /** Every HTTP route of the gateway, each feature contributing its own list. `cursorSecret` signs cursors. */
 export function allRoutes(clients: Clients, identity: Omit<TokenRouteDeps, 'clients'>, cursorSecret?: string): RouteDef[] {
   return [
     ...referenceRoutes(clients),
     ...jobRoutes(clients),
+    ...workflowRoutes(clients),
+    ...legacyLoadRoutes(clients),
     ...tokenRoutes({ clients, ...identity }),
     ...transactionalRoutes(clients, cursorCodec(cursorSecret)),
     ...legacyTransactionalRoutes(clients),
