@@ -1,0 +1,183 @@
+/**
+ * Document-level semantics of the embedded store, delegated to mingo so filters and
+ * update operators mean what they mean in MongoDB: compiling filters, applying updates,
+ * building the document an upsert inserts, and keeping stored values JSON-like.
+ */
+import { Query, update as applyModifier } from 'mingo';
+import { AppError } from '../errors';
+import type { Doc, DocId, Filter, Update } from './store';
+
+export type DocumentMatcher = (document: Doc) => boolean;
+
+export function compileFilter(filter: Filter): DocumentMatcher {
+  if (Object.keys(filter).length === 0) return () => true;
+  let query: Query;
+  try {
+    query = new Query(normalizeFilter(filter) as ConstructorParameters<typeof Query>[0]);
+  } catch (error) {
+    throw new AppError('invalid_query', `Invalid filter: ${messageOf(error)}`);
+  }
+  return (document) => query.test(document);
+}
+
+/** MongoDB reads `$gte: null` / `$lte: null` as "null or missing"; mingo does not, so say it plainly. */
+function normalizeFilter(filter: unknown): unknown {
+  if (Array.isArray(filter)) return filter.map(normalizeFilter);
+  if (filter === null || typeof filter !== 'object') return filter;
+  const normalized: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(filter)) {
+    if (key === '$and' || key === '$or' || key === '$nor') {
+      normalized[key] = normalizeFilter(value);
+    } else if (!key.startsWith('$') && value !== null && typeof value === 'object' && !Array.isArray(value)) {
+      const condition: Record<string, unknown> = {};
+      for (const [operator, operand] of Object.entries(value)) {
+        if ((operator === '$gte' || operator === '$lte') && operand === null) condition['$eq'] = null;
+        else condition[operator] = operand;
+      }
+      normalized[key] = condition;
+    } else {
+      normalized[key] = value;
+    }
+  }
+  return normalized;
+}
+
+export function assertDocId(id: unknown): asserts id is DocId {
+  if (typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id))) return;
+  throw new AppError('invalid_argument', `_id must be a string or a finite number, got ${describe(id)}.`);
+}
+
+/**
+ * A deep copy holding only JSON-like values (plus Dates): object fields set to
+ * `undefined` are dropped and array holes become null, as the MongoDB driver stores them
+ * with `ignoreUndefined`; anything else (functions, bigints, class instances) is refused.
+ */
+export function toStoredValue(value: unknown): unknown {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new AppError('invalid_argument', `Numbers must be finite, got ${value}.`);
+    return value;
+  }
+  if (value === undefined) return null;
+  if (Array.isArray(value)) return value.map(toStoredValue);
+  if (value instanceof Date) return new Date(value.getTime());
+  if (typeof value === 'object' && (Object.getPrototypeOf(value) === Object.prototype || Object.getPrototypeOf(value) === null)) {
+    const copy: Record<string, unknown> = {};
+    for (const [field, fieldValue] of Object.entries(value)) {
+      if (fieldValue !== undefined) copy[field] = toStoredValue(fieldValue);
+    }
+    return copy;
+  }
+  throw new AppError('invalid_argument', `Unsupported value in document: ${describe(value)}.`);
+}
+
+export function toStoredDocument<T>(document: T): T {
+  return toStoredValue(document) as T;
+}
+
+/** The same fields with `_id` first, where MongoDB keeps it. */
+export function withIdFirst(document: Record<string, unknown>, id: DocId): Doc {
+  const { _id: _ignored, ...fields } = document;
+  return { _id: id, ...fields };
+}
+
+const UPDATE_OPERATORS = new Set(['$set', '$unset', '$inc', '$setOnInsert', '$push', '$max', '$min']);
+
+/**
+ * Applies `update` to `document` in place; returns whether anything changed.
+ * `$setOnInsert` applies only when `inserting`. `_id` may be set only to its current value.
+ */
+export function applyUpdate(document: Doc, update: Update, inserting: boolean): boolean {
+  const modifier: Record<string, Record<string, unknown>> = {};
+  for (const [operator, fields] of Object.entries(update)) {
+    if (!UPDATE_OPERATORS.has(operator)) throw new AppError('invalid_argument', `Unsupported update operator ${operator}.`);
+    if (fields === null || typeof fields !== 'object') throw new AppError('invalid_argument', `${operator} needs an object of fields.`);
+    if (operator === '$setOnInsert' && !inserting) continue;
+    const target = operator === '$setOnInsert' ? '$set' : operator;
+    for (const [path, operand] of Object.entries(fields)) {
+      if (path === '_id') {
+        if (operator !== '$set' && operator !== '$setOnInsert') throw immutableId();
+        if (!sameValue(operand, document._id)) throw immutableId();
+        continue;
+      }
+      (modifier[target] ??= {})[path] = toStoredValue(operand);
+    }
+  }
+  if (Object.keys(modifier).length === 0) return false;
+  try {
+    return applyModifier(document, modifier).length > 0;
+  } catch (error) {
+    throw new AppError('invalid_argument', `Invalid update: ${messageOf(error)}`);
+  }
+}
+
+function immutableId(): AppError {
+  return new AppError('invalid_argument', "Performing an update on the path '_id' would modify the immutable field '_id'.");
+}
+
+/**
+ * The document an upsert starts from: the filter's equality conditions (top level and
+ * inside `$and`, dotted paths expanded), plus `_id` taken from `$set`/`$setOnInsert` if given.
+ */
+export function upsertSeed(filter: Filter, update: Update): Partial<Doc> {
+  const equalities: Record<string, unknown> = {};
+  const visit = (part: Filter) => {
+    for (const [key, condition] of Object.entries(part)) {
+      if (key === '$and' && Array.isArray(condition)) condition.forEach((inner) => visit(inner as Filter));
+      if (key.startsWith('$')) continue;
+      if (isOperatorObject(condition)) {
+        if ('$eq' in condition) equalities[key] = condition['$eq'];
+      } else {
+        equalities[key] = condition;
+      }
+    }
+  };
+  visit(filter);
+  const seed: Record<string, unknown> = {};
+  const idFromUpdate = update['$set']?.['_id'] ?? update['$setOnInsert']?.['_id'];
+  if (idFromUpdate !== undefined) seed['_id'] = idFromUpdate;
+  const { _id: filterId, ...rest } = equalities;
+  if (filterId !== undefined) seed['_id'] = filterId;
+  if (Object.keys(rest).length > 0) {
+    try {
+      applyModifier(seed, { $set: toStoredValue(rest) as Record<string, unknown> });
+    } catch (error) {
+      throw new AppError('invalid_argument', `Cannot build the upserted document: ${messageOf(error)}`);
+    }
+  }
+  return seed as Partial<Doc>;
+}
+
+function isOperatorObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const keys = Object.keys(value);
+  return keys.length > 0 && keys.every((key) => key.startsWith('$'));
+}
+
+/** Equality as BSON sees it for JSON-like values: same types, same values, same field order. */
+export function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (a instanceof Date || b instanceof Date) return a instanceof Date && b instanceof Date && a.getTime() === b.getTime();
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const other = b as unknown[];
+    return a.length === other.length && a.every((element, i) => sameValue(element, other[i]));
+  }
+  const aEntries = Object.entries(a);
+  const bEntries = Object.entries(b);
+  return (
+    aEntries.length === bEntries.length &&
+    aEntries.every(([field, value], i) => bEntries[i]![0] === field && sameValue(value, bEntries[i]![1]))
+  );
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (typeof value === 'object') return value.constructor?.name ?? 'object';
+  return typeof value;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
