@@ -50,6 +50,7 @@ export async function streamImport(clients: Clients, req: Request, options: Impo
     });
     parser.on('file', (name, stream, info) => {
       if (name !== 'file' || sawFile) {
+        stream.on('error', () => undefined);
         stream.resume();
         return;
       }
@@ -69,6 +70,8 @@ export async function streamImport(clients: Clients, req: Request, options: Impo
           })
           .finally(() => stream.resume());
       });
+      // A body cut short fails the part too; the parser's own error says it once.
+      stream.on('error', () => undefined);
       stream.on('limit', () => {
         oversize = true;
         opened.cancel();
