@@ -7,13 +7,15 @@ import { buildOpenApi } from './http/openapi';
 import { PROBLEMS, type ProblemSlug } from './http/problems';
 import { envelope, parseInput, type RouteDef } from './http/routes';
 
-/** Runs before a route's handler: authentication, the two gates and metering. */
+/** Runs before a route's handler: authentication and the two gates (before validation), or metering (after it). */
 export type Guard = (route: RouteDef, req: Request, res: Response) => Promise<void>;
 
 export interface AppOptions {
   logger: Logger;
   routes: RouteDef[];
   guard: Guard;
+  /** Runs after validation, so a request refused by the guard or by validation never spends. */
+  meter?: Guard;
   /** Every dependency's readiness, by name. */
   readiness(): Promise<Record<string, boolean>>;
   bodyLimitKb: number;
@@ -96,6 +98,7 @@ export function createApp(opts: AppOptions): Express {
           await opts.guard(route, req, res);
           const query = parseInput(route.query, req.query);
           const body = route.body ? parseInput(route.body, req.body) : {};
+          await opts.meter?.(route, req, res);
           const reply = await route.handler({ query, body, params: req.params as Record<string, string>, req, res });
           if (reply.kind === 'sent') return;
           for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);

@@ -4,6 +4,7 @@ import { SERVICE_NAMES, type ServiceModule } from '@supply/kit';
 import { createApp } from './app';
 import { createGuard } from './auth/guard';
 import { PrincipalCache } from './auth/principal-cache';
+import { createMetering } from './metering/index';
 import { allRoutes } from './routes/index';
 import { webPages } from './web/pages';
 
@@ -11,16 +12,18 @@ import { webPages } from './web/pages';
 export const gatewayModule: ServiceModule = {
   name: 'gateway',
   dependencies: SERVICE_NAMES,
-  async init({ config, logger, clients, bus }) {
+  async init({ config, logger, clients, bus, meter }) {
     const now = () => config.now();
     const principals = new PrincipalCache({ fetch: (token) => clients.tokens.authenticate({ token }) });
     const following = await principals.follow(await bus());
     const revoked = (tenant: string, tokenId: number) => principals.forgetToken(tenant, tokenId);
+    const metering = await createMetering({ meter: await meter(), bus: await bus(), clients, logger, now });
     const routes = allRoutes(clients, { now, revoked }, config.cursorSecret);
     const app = createApp({
       logger,
       routes,
       guard: createGuard({ authenticate: principals.authenticate, now }),
+      meter: metering.hook,
       pages: webPages({ clients, logger, now, revoked }),
       bodyLimitKb: config.BODY_LIMIT_KB,
       jsonLimitKb: 2048,
@@ -42,14 +45,17 @@ export const gatewayModule: ServiceModule = {
       },
       async stop() {
         await Promise.all(following.map((s) => s.close()));
-        if (!server) return;
-        const s = server;
-        // Stop accepting, let in-flight requests finish, then cut whatever is left.
-        const closed = new Promise<void>((resolve) => s.close(() => resolve()));
-        s.closeIdleConnections();
-        const timer = setTimeout(() => s.closeAllConnections(), config.SHUTDOWN_TIMEOUT_MS);
-        await closed;
-        clearTimeout(timer);
+        if (server) {
+          const s = server;
+          // Stop accepting, let in-flight requests finish, then cut whatever is left.
+          const closed = new Promise<void>((resolve) => s.close(() => resolve()));
+          s.closeIdleConnections();
+          const timer = setTimeout(() => s.closeAllConnections(), config.SHUTDOWN_TIMEOUT_MS);
+          await closed;
+          clearTimeout(timer);
+        }
+        // After the last answer, so every usage record is handed to the bus before it closes.
+        await metering.stop();
       },
       async health() {
         return { ready: server?.listening ?? false, checks: { http: server?.listening ?? false } };
