@@ -7,6 +7,7 @@ import { legacyTransactionalRoutes } from './legacy/index';
 import { referenceRoutes } from './reference';
 import { tokenRoutes, type TokenRouteDeps } from './tokens';
 import { transactionalRoutes } from './transactional';
+import { usageRoutes } from './usage';
 import { workflowRoutes } from './workflows';
 
 /** Every HTTP route of the gateway, each feature contributing its own list. `cursorSecret` signs cursors. */
@@ -17,6 +18,7 @@ export function allRoutes(clients: Clients, identity: Omit<TokenRouteDeps, 'clie
     ...workflowRoutes(clients),
     ...legacyLoadRoutes(clients),
     ...tokenRoutes({ clients, ...identity }),
+    ...usageRoutes(clients, { now: identity.now }),
     ...transactionalRoutes(clients, cursorCodec(cursorSecret)),
     ...legacyTransactionalRoutes(clients),
   ];
