@@ -3,7 +3,8 @@
  * update operators mean what they mean in MongoDB: compiling filters, applying updates,
  * building the document an upsert inserts, and keeping stored values JSON-like.
  */
-import { Query, update as applyModifier } from 'mingo';
+import { Query } from 'mingo';
+import { $inc, $max, $min, $push, $set, $unset } from 'mingo/operators/update';
 import { AppError } from '../errors';
 import type { Doc, DocId, Filter, Update } from './store';
 
@@ -81,33 +82,63 @@ export function withIdFirst(document: Record<string, unknown>, id: DocId): Doc {
   return { _id: id, ...fields };
 }
 
-const UPDATE_OPERATORS = new Set(['$set', '$unset', '$inc', '$setOnInsert', '$push', '$max', '$min']);
+/**
+ * mingo's update operators, called directly: its `update()` builds a full operator context
+ * per call (about 80 µs), the operator functions alone take a few µs.
+ */
+const UPDATE_OPERATORS: Record<string, (expression: Record<string, unknown>) => (document: Doc) => string[]> = {
+  $set: (expression) => $set(expression),
+  $unset: (expression) => $unset(expression as Record<string, ''>),
+  $inc: (expression) => $inc(expression as Record<string, number>),
+  $push: (expression) => $push(expression),
+  $max: (expression) => $max(expression),
+  $min: (expression) => $min(expression),
+};
 
 /**
  * Applies `update` to `document` in place; returns whether anything changed.
  * `$setOnInsert` applies only when `inserting`. `_id` may be set only to its current value.
+ * Two operators on the same path, or on a path and its parent, are refused as in MongoDB.
  */
 export function applyUpdate(document: Doc, update: Update, inserting: boolean): boolean {
-  const modifier: Record<string, Record<string, unknown>> = {};
+  const steps: Array<[operator: string, expression: Record<string, unknown>]> = [];
+  const paths: string[] = [];
   for (const [operator, fields] of Object.entries(update)) {
-    if (!UPDATE_OPERATORS.has(operator)) throw new AppError('invalid_argument', `Unsupported update operator ${operator}.`);
+    if (operator !== '$setOnInsert' && !(operator in UPDATE_OPERATORS)) {
+      throw new AppError('invalid_argument', `Unsupported update operator ${operator}.`);
+    }
     if (fields === null || typeof fields !== 'object') throw new AppError('invalid_argument', `${operator} needs an object of fields.`);
     if (operator === '$setOnInsert' && !inserting) continue;
-    const target = operator === '$setOnInsert' ? '$set' : operator;
+    const expression: Record<string, unknown> = {};
     for (const [path, operand] of Object.entries(fields)) {
       if (path === '_id') {
-        if (operator !== '$set' && operator !== '$setOnInsert') throw immutableId();
-        if (!sameValue(operand, document._id)) throw immutableId();
+        if ((operator !== '$set' && operator !== '$setOnInsert') || !sameValue(operand, document._id)) throw immutableId();
         continue;
       }
-      (modifier[target] ??= {})[path] = toStoredValue(operand);
+      expression[path] = toStoredValue(operand);
+      paths.push(path);
     }
+    if (Object.keys(expression).length > 0) steps.push([operator === '$setOnInsert' ? '$set' : operator, expression]);
   }
-  if (Object.keys(modifier).length === 0) return false;
+  assertNoPathConflicts(paths);
+  let changed = false;
   try {
-    return applyModifier(document, modifier).length > 0;
+    for (const [operator, expression] of steps) {
+      if (UPDATE_OPERATORS[operator]!(expression)(document).length > 0) changed = true;
+    }
   } catch (error) {
     throw new AppError('invalid_argument', `Invalid update: ${messageOf(error)}`);
+  }
+  return changed;
+}
+
+function assertNoPathConflicts(paths: string[]): void {
+  const sorted = [...paths].sort();
+  for (let i = 1; i < sorted.length; i++) {
+    const [previous, current] = [sorted[i - 1]!, sorted[i]!];
+    if (current === previous || current.startsWith(`${previous}.`)) {
+      throw new AppError('invalid_argument', `Updating the path '${current}' would create a conflict at '${previous}'.`);
+    }
   }
 }
 
@@ -138,9 +169,13 @@ export function upsertSeed(filter: Filter, update: Update): Partial<Doc> {
   if (idFromUpdate !== undefined) seed['_id'] = idFromUpdate;
   const { _id: filterId, ...rest } = equalities;
   if (filterId !== undefined) seed['_id'] = filterId;
-  if (Object.keys(rest).length > 0) {
+  for (const [path, value] of Object.entries(rest)) {
+    if (!path.includes('.')) {
+      seed[path] = toStoredValue(value);
+      continue;
+    }
     try {
-      applyModifier(seed, { $set: toStoredValue(rest) as Record<string, unknown> });
+      $set({ [path]: toStoredValue(value) })(seed);
     } catch (error) {
       throw new AppError('invalid_argument', `Cannot build the upserted document: ${messageOf(error)}`);
     }
