@@ -36,6 +36,7 @@ export class Sweeper {
   ) {}
 
   start(): void {
+    this.stopped = false;
     this.schedule(0);
   }
 

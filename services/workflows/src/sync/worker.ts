@@ -12,7 +12,7 @@ import type { JobDoc, Jobs } from '../jobs/repository';
 import { ChunkProcessor, planCounts, type LoadContext, type PlannedChunk } from './chunks';
 import type { ChunkMessage } from './dispatch';
 import { SPECS } from './rows';
-import { chunkId, keepFirstPlan, type ChunkDoc, type Staging } from './staging';
+import { CHUNK_ROWS, chunkId, keepFirstPlan, type ChunkDoc, type Staging } from './staging';
 
 /** Internal calls of a chunk get this long. */
 const CHUNK_CALL_DEADLINE_MS = 60_000;
@@ -138,9 +138,9 @@ export class ChunkWorker {
 
   /** Tells the job a step will not happen (its message is going to the dead-letter queue). */
   async reportFailure(job: JobDoc, message: ChunkMessage, err: unknown): Promise<void> {
-    const chunk = message.step === 'delete' ? null : await this.staging.chunks.findById(chunkId(job.sync!.upload, message.seq)).catch(() => null);
-    const rows = chunk?.rows.length ?? 0;
-    const first = chunk?.first_row ?? 0;
+    // From the load's size, not the chunk: a poison chunk may be unreadable.
+    const first = message.seq * CHUNK_ROWS;
+    const rows = message.step === 'delete' ? 0 : Math.max(0, Math.min(CHUNK_ROWS, job.progress.total - first));
     const reason = err instanceof Error ? err.message : String(err);
     const event: SyncJobEvent = {
       job_id: job._id,
