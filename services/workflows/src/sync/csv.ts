@@ -36,8 +36,10 @@ export class CsvRecords {
   private bytes = 0;
 
   constructor() {
-    this.parser = parse({ bom: true, trim: true, relax_column_count: true, skip_empty_lines: true, max_record_size: 64 * 1024 });
-    this.parser.on('data', (record: string[]) => this.ready.push(record));
+    // Both line ends, even mixed in one file (csv-parse otherwise keeps the first one it sees).
+    this.parser = parse({ bom: true, record_delimiter: ['\r\n', '\n'], relax_column_count: true, skip_empty_lines: true, max_record_size: 64 * 1024 });
+    // Spreadsheets pad cells with spaces; no field of a row means anything by them.
+    this.parser.on('data', (record: string[]) => this.ready.push(record.map((cell) => cell.trim())));
     this.parser.on('error', (err) => {
       this.failure ??= fileError(describe(err));
     });

@@ -1,0 +1,141 @@
+import assert from 'node:assert/strict';
+import { foldJobEvent, mergeErrors, type JobEvent } from './fold';
+import { ZERO_COUNTS, type JobDoc, type SyncState } from './repository';
+
+const NOW = '2030-01-01T00:00:00.000000Z';
+
+function job(sync: Partial<SyncState> | null = null, total = 2500): JobDoc {
+  return {
+    _id: 7,
+    tenant: 'demo',
+    kind: sync ? 'sales_sync' : 'forecast_run',
+    status: 'queued',
+    token_id: 1,
+    user_id: 1,
+    progress: { processed: 0, total },
+    result: { ...ZERO_COUNTS },
+    errors: [],
+    errors_count: 0,
+    message: null,
+    created_at: NOW,
+    updated_at: NOW,
+    started_at: null,
+    finished_at: null,
+    version: 0,
+    parts: [],
+    sync: sync && {
+      entity: 'sales',
+      mode: 'upsert',
+      scope: null,
+      scope_ids: null,
+      options: { allow_record_creation: true, allow_record_update: true, continue_on_error: true },
+      rows_path: 'data',
+      upload: 'u',
+      chunks: 3,
+      columns: null,
+      phase: 'loading',
+      dispatched: 'loading',
+      validated: 0,
+      invalid_rows: 0,
+      applied: 0,
+      failed_chunks: 0,
+      failures: [],
+      lock: null,
+      cleaned: false,
+      ...sync,
+    },
+  };
+}
+
+function fold(start: JobDoc, events: JobEvent[]): JobDoc {
+  return events.reduce((j, e) => foldJobEvent(j, e, NOW) ?? j, start);
+}
+
+const applied = (seq: number, rows: number, result: Partial<typeof ZERO_COUNTS> = {}): JobEvent => ({
+  job_id: 7,
+  tenant: 'demo',
+  type: 'chunk_applied',
+  seq,
+  rows,
+  result: { ...ZERO_COUNTS, created: rows, ...result },
+  errors: [],
+  errors_count: 0,
+});
+
+describe('job events fold', () => {
+  it('counts each chunk once, however often its event comes', () => {
+    const first = foldJobEvent(job({}), applied(0, 1000), NOW)!;
+    assert.equal(first.status, 'running');
+    assert.equal(first.started_at, NOW);
+    assert.equal(foldJobEvent(first, applied(0, 1000), NOW), null);
+    const done = fold(first, [applied(1, 1000), applied(1, 1000), applied(2, 500)]);
+    assert.equal(done.status, 'succeeded');
+    assert.deepEqual(done.result, { ...ZERO_COUNTS, created: 2500 });
+    assert.deepEqual(done.progress, { processed: 2500, total: 2500 });
+    assert.equal(done.sync!.phase, 'done');
+    assert.equal(foldJobEvent(done, applied(2, 500), NOW), null, 'a finished job takes no more events');
+  });
+
+  it('ends partially_succeeded when some rows failed, failed when none loaded', () => {
+    const some = fold(job({}), [applied(0, 1000, { created: 990, failed: 10 }), applied(1, 1000), applied(2, 500)]);
+    assert.equal(some.status, 'partially_succeeded');
+    const none = fold(job({}), [applied(0, 1000, { created: 0, failed: 1000 }), applied(1, 1000, { created: 0, failed: 1000 }), applied(2, 500, { created: 0, failed: 500 })]);
+    assert.equal(none.status, 'failed');
+  });
+
+  it('all or nothing: invalid rows end the job failed after validation, a clean load moves on to applying', () => {
+    const validated = (seq: number, invalid: number): JobEvent => ({ job_id: 7, tenant: 'demo', type: 'chunk_validated', seq, rows: 1000, invalid_rows: invalid, errors: [], errors_count: invalid });
+    const start = job({ phase: 'validating', dispatched: 'validating' });
+    const failed = fold(start, [validated(0, 0), validated(1, 2), validated(2, 0)]);
+    assert.equal(failed.status, 'failed');
+    assert.deepEqual(failed.result, { ...ZERO_COUNTS, failed: 2 });
+    assert.match(failed.message!, /2 of 2500 rows are invalid; nothing was loaded/);
+    const clean = fold(start, [validated(0, 0), validated(1, 0), validated(2, 0)]);
+    assert.equal(clean.status, 'running');
+    assert.equal(clean.sync!.phase, 'applying');
+    assert.equal(clean.sync!.dispatched, null);
+    assert.equal(fold(clean, [applied(0, 1000), applied(1, 1000), applied(2, 500)]).status, 'succeeded');
+  });
+
+  it('replace deletes after every chunk applied, and not at all when a chunk failed', () => {
+    const start = job({ mode: 'replace' });
+    const deleting = fold(start, [applied(0, 1000), applied(1, 1000), applied(2, 500)]);
+    assert.equal(deleting.sync!.phase, 'deleting');
+    assert.equal(deleting.status, 'running');
+    const done = fold(deleting, [{ job_id: 7, tenant: 'demo', type: 'scope_deleted', deleted: 42 }, { job_id: 7, tenant: 'demo', type: 'scope_deleted', deleted: 0 }]);
+    assert.equal(done.status, 'succeeded');
+    assert.equal(done.result.deleted, 42);
+
+    const lost: JobEvent = { job_id: 7, tenant: 'demo', type: 'chunk_failed', seq: 1, step: 'load', rows: 1000, message: 'Chunk 1 failed.' };
+    const partial = fold(start, [applied(0, 1000), lost, applied(1, 1000), applied(2, 500)]);
+    assert.equal(partial.status, 'partially_succeeded');
+    assert.deepEqual(partial.result, { ...ZERO_COUNTS, created: 1500, failed: 1000 });
+    assert.match(partial.message!, /Chunk 1 failed\. Nothing was deleted/);
+  });
+
+  it('keeps the first 1000 errors by row, whatever order chunks report them in', () => {
+    const errs = (from: number, n: number) => Array.from({ length: n }, (_, i) => ({ row: from + i, field: `data.${from + i}.quantity`, message: 'x' }));
+    const kept = mergeErrors(mergeErrors([], errs(1500, 600)), errs(0, 600));
+    assert.equal(kept.length, 1000);
+    assert.equal(kept[0]!.row, 0);
+    assert.equal(kept[999]!.row, 1899);
+  });
+
+  it('takes events from other services: started, parts counted once, finished', () => {
+    const ext = (e: object) => ({ job_id: 7, tenant: 'demo', ...e }) as JobEvent;
+    const j = fold(job(null, 0), [
+      ext({ type: 'started', total: 3 }),
+      ext({ type: 'part', part: 'series-1', processed: 2, result: { created: 2 } }),
+      ext({ type: 'part', part: 'series-1', processed: 2, result: { created: 2 } }),
+      ext({ type: 'part', part: 'series-2', processed: 1, result: { failed: 1 }, errors: [{ row: 2, field: 'item', message: 'no history' }], errors_count: 1 }),
+    ]);
+    assert.equal(j.status, 'running');
+    assert.deepEqual(j.progress, { processed: 3, total: 3 });
+    assert.equal(j.errors_count, 1);
+    const done = foldJobEvent(j, ext({ type: 'finished', message: 'Forecasts written.' }), NOW)!;
+    assert.equal(done.status, 'partially_succeeded');
+    assert.equal(done.message, 'Forecasts written.');
+    assert.equal(foldJobEvent(j, ext({ type: 'finished', status: 'failed' }), NOW)!.status, 'failed');
+    assert.equal(foldJobEvent(j, { ...ext({ type: 'finished' }), tenant: 'acme' }, NOW), null, 'another tenant cannot touch the job');
+  });
+});
