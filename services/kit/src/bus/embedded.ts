@@ -14,7 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { AppError } from '../errors.js';
-import type { Collection, Doc, Store } from '../store/store.js';
+import type { Collection, CollectionSpec, Doc, Store } from '../store/store.js';
 import type { Bus, BusOptions, ConsumeOptions, Delivery, Subscription, WorkHandler } from './bus.js';
 import {
   assertLimit,
@@ -78,16 +78,18 @@ const wakeups = new EventEmitter().setMaxListeners(0);
 /** Broadcast is process-wide, as if the process were the broker. */
 const topics = new EventEmitter().setMaxListeners(0);
 
+export const MESSAGES_SPEC: CollectionSpec = {
+  name: MESSAGES_COLLECTION,
+  autoIncrement: true,
+  indexes: [
+    // Claims scan a queue's ready messages in send order and stop at the first visible one.
+    { name: 'queue_state_id', keys: [['queue', 1], ['state', 1], ['_id', 1]] },
+    { name: 'state_owner', keys: [['state', 1], ['owner', 1]] },
+  ],
+};
+
 export async function openEmbeddedBus(options: EmbeddedBusOptions): Promise<Bus> {
-  const messages = await options.store.collection<MessageDoc>({
-    name: MESSAGES_COLLECTION,
-    autoIncrement: true,
-    indexes: [
-      // Claims scan a queue's ready messages in send order and stop at the first visible one.
-      { name: 'queue_state_id', keys: [['queue', 1], ['state', 1], ['_id', 1]] },
-      { name: 'state_owner', keys: [['state', 1], ['owner', 1]] },
-    ],
-  });
+  const messages = await options.store.collection<MessageDoc>(MESSAGES_SPEC);
   const bus = new EmbeddedBus(messages, options);
   await bus.recover();
   return bus;
