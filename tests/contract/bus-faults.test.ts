@@ -1,13 +1,19 @@
 import { strict as assert } from 'node:assert';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import amqp from 'amqplib';
 import { pino } from 'pino';
 import { isAppError } from '@supply/kit/errors';
-import { openBus, type Bus } from '@supply/kit/bus/index';
+import { openBus, type Bus, type Delivery } from '@supply/kit/bus/index';
+import { openStore } from '@supply/kit/store/index';
 
 const run = promisify(execFile);
 const runNamespace = `test-bus-faults-${process.pid}-${Date.now().toString(36)}`;
@@ -205,6 +211,65 @@ function amqpFaults(url: string): void {
     });
   });
 }
+
+const FIXTURE = fileURLToPath(new URL('./fixtures/bus-crash-consumer.ts', import.meta.url));
+const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+describe('Bus faults: embedded', function () {
+  this.timeout(30_000);
+  let dataDir: string;
+  before(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'bus-faults-'));
+  });
+  after(() => rm(dataDir, { recursive: true, force: true }));
+
+  it('redelivers the message a SIGKILLed process was handling, then the rest in order', async () => {
+    const queue = 'crash';
+    const sending = await openStore({ database: 'bus', dataDir });
+    const sender = await openBus({ store: sending, namespace: runNamespace });
+    for (const id of ['a', 'b', 'c']) await sender.send(queue, { id }, { messageId: `crash-${id}` });
+    await sender.close();
+    await sending.close();
+
+    const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE, dataDir, runNamespace, queue], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const exited = once(child, 'exit');
+    const handling: Array<Record<string, unknown>> = [];
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      const report = JSON.parse(line) as Record<string, unknown>;
+      if (report.event === 'handling') handling.push(report);
+    });
+    try {
+      await until(() => handling.length === 1, 'the child to start handling');
+      await sleep(100);
+    } finally {
+      child.kill('SIGKILL');
+      await exited;
+    }
+    assert.deepEqual(handling, [{ event: 'handling', body: { id: 'a' }, messageId: 'crash-a', deliveryCount: 1 }]);
+    assert.equal(child.signalCode, 'SIGKILL');
+
+    const store = await openStore({ database: 'bus', dataDir });
+    const bus = await openBus({ store, namespace: runNamespace });
+    try {
+      const got: Array<{ body: unknown } & Delivery> = [];
+      await bus.consume(queue, async (body, delivery) => {
+        got.push({ body, ...delivery });
+      });
+      await until(() => got.length === 3, 'every message after the restart');
+      assert.deepEqual(got, [
+        { body: { id: 'a' }, messageId: 'crash-a', deliveryCount: 2 },
+        { body: { id: 'b' }, messageId: 'crash-b', deliveryCount: 1 },
+        { body: { id: 'c' }, messageId: 'crash-c', deliveryCount: 1 },
+      ]);
+    } finally {
+      await bus.close();
+      await store.close();
+    }
+  });
+});
 
 const amqpUrl = process.env.AMQP_URL;
 if (amqpUrl) {
