@@ -108,7 +108,7 @@ export class SyncService {
     try {
       await stager.begin();
       for (const row of rows) await stager.add(row);
-      const staged = await stager.finish(null);
+      const staged = await stager.finish();
       const answer = await this.conclude(ctx, tenant, principal, request, stager.upload, staged, null);
       if (claimId) await this.deps.keys.complete(claimId, fingerprint, answer);
       return answer;
@@ -170,7 +170,7 @@ export class SyncService {
       const { request, file } = parseImportFields(entity, shape, fields);
       if (header === null) throw fileError('The file is empty: it needs a header row and at least one data row.');
       const columns = columnsFor(request.spec, header, file);
-      const staged = await stager!.finish(header);
+      const staged = await stager!.finish();
       if (staged.rows === 0) throw fileError('The file has a header row but no data rows.');
       const answer = await this.conclude(ctx, tenant, principal, request, stager!.upload, staged, columns);
       if (claimId) await this.deps.keys.complete(claimId, fingerprint, answer);

@@ -19,8 +19,6 @@ export interface UploadDoc extends Doc {
   job_id: number | null;
   rows: number;
   chunks: number;
-  /** File imports: the header row as read. */
-  header: string[] | null;
   /** Replace: the deletion count found before deleting, written once. */
   planned_deletes: number | null;
   created_at: string;
@@ -89,7 +87,6 @@ export class Stager {
       job_id: null,
       rows: 0,
       chunks: 0,
-      header: null,
       planned_deletes: null,
       created_at: now,
       updated_at: now,
@@ -111,11 +108,11 @@ export class Stager {
   }
 
   /** Flushes the last chunk and records the upload's size. */
-  async finish(header: string[] | null): Promise<{ rows: number; chunks: number }> {
+  async finish(): Promise<{ rows: number; chunks: number }> {
     await this.flush();
     await this.staging.uploads.updateOne(
       { _id: this.upload },
-      { $set: { rows: this.rows, chunks: this.seq, header, updated_at: timestamp() } },
+      { $set: { rows: this.rows, chunks: this.seq, updated_at: timestamp() } },
     );
     return { rows: this.rows, chunks: this.seq };
   }
