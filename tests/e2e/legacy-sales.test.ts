@@ -120,6 +120,13 @@ describe('legacy GET /sales and GET /supply-plan/get/process', function () {
       const { seen } = await walk(`sale_type_name=history&start_date=${start}&duration=${days}`, 50, expected);
       assert.deepEqual(seen.map((r) => r.id), expected.map((r) => r.id), `${start} + ${days} days`);
     }
+    const window = history.filter(inWindow('2024-01-01', 7));
+    const pastTheEnd = await get(`sales?sale_type_name=History&start_date=2024-01-01&duration=7&current_index=${window[window.length - 1]!.id}`);
+    assert.deepEqual(
+      [pastTheEnd.body.total, pastTheEnd.body.previous_data_count, pastTheEnd.body.success_count, pastTheEnd.body.data_count_remaining, pastTheEnd.body.next_index],
+      [window.length, window.length, 0, 0, null],
+      'a batch past the end is empty and still adds up',
+    );
     const forecast = await get('sales?sale_type_name=Forecast&start_date=2024-01-01&duration=365');
     assert.equal(forecast.status, 200, 'a sale type with no records is an empty answer');
     assert.deepEqual([forecast.body.total, forecast.body.sales, forecast.body.next_index, forecast.body.data_count_remaining], [0, [], null, 0]);

@@ -40,13 +40,6 @@ interface CursorList<F extends FilterSchemas, Res extends { page?: pb.PageInfo }
   present(response: Res, include: ReadonlySet<string>): unknown[];
 }
 
-const cursorQuery = z.object({
-  cursor: z.string().max(4096).optional().describe('next_cursor or prev_cursor of a previous page; omitted on the first request'),
-  per_page: q.int(1, PER_PAGE_MAX).default(PER_PAGE_DEFAULT),
-  filter: z.unknown().optional(),
-  sort: z.unknown().optional(),
-  include: z.unknown().optional(),
-});
 
 /** A comma list parameter: names only from `allowed` (else 400 invalid-query), a string (else 422). */
 function commaNames(param: 'sort' | 'include', raw: unknown, allowed: readonly string[], strip = (name: string) => name): string[] {
@@ -74,7 +67,10 @@ function cursorListRoute<F extends FilterSchemas, Res extends { page?: pb.PageIn
   const sortNames = ['id', ...list.sorts];
   const filterNames = Object.keys(list.filters);
   const filterSchema = z.strictObject(Object.fromEntries(filterNames.map((name) => [name, list.filters[name]!.optional()])));
-  const query = cursorQuery.extend({
+  // filter, sort and include stay untyped here: their names are checked first (400), then their values (422).
+  const query = z.object({
+    cursor: z.string().max(4096).optional().describe('next_cursor or prev_cursor of a previous page; omitted on the first request'),
+    per_page: q.int(1, PER_PAGE_MAX).default(PER_PAGE_DEFAULT),
     filter: z.unknown().optional().describe(`filter[name]=value; names: ${filterNames.join(', ')}; name filters take comma lists`),
     sort: z.unknown().optional().describe(`comma list of ${sortNames.join(', ')}; a leading - sorts descending; ties break on id`),
     include: z.unknown().optional().describe(list.includes.length > 0 ? `comma list of ${list.includes.join(', ')}` : 'none'),

@@ -58,7 +58,7 @@ function legacyWrapper(response: pb.ListLegacySalesResponse, currentIndex: numbe
     to: count > 0 ? to : 0,
     per_page: perPage,
     previous_data_count: previous,
-    data_count_remaining: response.total - to,
+    data_count_remaining: response.total - previous - count,
     current_index: currentIndex,
     next_index: response.has_more && last ? last.id : null,
     success_count: count,
