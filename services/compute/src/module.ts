@@ -1,14 +1,16 @@
 import { adaptService, type ServiceModule } from '@supply/kit';
 import { supply_compute_v1 } from '@supply/protos';
+import { openForecasting } from './forecasting/index';
 import { openModelRuns } from './runs/repository';
 
 /** Compute service: forecast and supply plan generation (its own database `compute`). */
 export const computeModule: ServiceModule = {
   name: 'compute',
   dependencies: ['reference', 'transactional', 'workflows'],
-  async init({ config, logger, openStore }) {
+  async init({ config, logger, openStore, clients, bus }) {
     const store = await openStore('compute');
     const runs = await openModelRuns(store);
+    const forecasting = await openForecasting({ store, modelRuns: runs, clients, bus: await bus(), logger });
     const implementation = adaptService(
       supply_compute_v1.ComputeServiceService,
       {
@@ -27,12 +29,18 @@ export const computeModule: ServiceModule = {
             })),
           };
         },
+        ...forecasting.handlers,
       },
       { credential: config.serviceCredential, logger },
     );
     return {
       grpc: { definition: supply_compute_v1.ComputeServiceService, implementation, protoFile: 'supply/compute/v1/compute.proto' },
-      async stop() {},
+      async start() {
+        await forecasting.start();
+      },
+      async stop() {
+        await forecasting.stop();
+      },
       async health() {
         const ok = await store.ping().then(() => true, () => false);
         return { ready: ok, checks: { store: ok } };

@@ -1,0 +1,65 @@
+/**
+ * Forecast generation, wired for the compute module: the GenerateForecasts and
+ * ListForecastSeries handlers, the chunk workers on the bus, and the sweep.
+ */
+import type { Bus, CallContext, Clients, Collection, Logger, Store, Subscription } from '@supply/kit';
+import type { supply_compute_v1 as pb } from '@supply/protos';
+import type { ModelRunDoc } from '../runs/repository';
+import { IdempotencyKeys } from './idempotency';
+import { openForecastCollections } from './repository';
+import { ForecastService } from './service';
+import { FORECAST_QUEUE, ForecastWorker, type ForecastMessage } from './worker';
+
+/** Chunks one process works on at once (fitting is CPU work; more processes, more throughput). */
+export const CHUNK_PREFETCH = 2;
+const SWEEP_INTERVAL_MS = 15_000;
+
+export interface Forecasting {
+  handlers: {
+    generateForecasts(request: pb.GenerateForecastsRequest, ctx: CallContext): Promise<pb.GenerateForecastsResponse>;
+    listForecastSeries(request: pb.ListForecastSeriesRequest, ctx: CallContext): Promise<pb.ListForecastSeriesResponse>;
+  };
+  /** Starts this process's chunk workers and the sweep. */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function openForecasting(deps: {
+  store: Store;
+  modelRuns: Collection<ModelRunDoc>;
+  bus: Bus;
+  clients: Clients;
+  logger: Logger;
+}): Promise<Forecasting> {
+  const { store, modelRuns, bus, clients } = deps;
+  const logger = deps.logger.child({ component: 'forecasting' });
+  const forecasts = await openForecastCollections(store);
+  const keys = await IdempotencyKeys.open<unknown>(store, 'forecast_idempotency_keys');
+  const worker = new ForecastWorker({ forecasts, modelRuns, sales: clients.transactional, jobs: clients.workflows, bus, logger });
+  const service = new ForecastService({ forecasts, modelRuns, keys, clients, bus, worker, logger });
+  let subscription: Subscription | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let sweeping: Promise<void> = Promise.resolve();
+  const sweep = () => {
+    sweeping = Promise.all([worker.sweep(), keys.sweep()]).then(
+      () => undefined,
+      (err: unknown) => logger.warn({ err }, 'forecast sweep failed'),
+    );
+  };
+  return {
+    handlers: {
+      generateForecasts: (request, ctx) => service.generate(request, ctx),
+      listForecastSeries: (request, ctx) => service.listSeries(request, ctx),
+    },
+    async start() {
+      subscription = await bus.consume<ForecastMessage>(FORECAST_QUEUE, worker.handle, { prefetch: CHUNK_PREFETCH });
+      timer = setInterval(sweep, SWEEP_INTERVAL_MS);
+      timer.unref();
+    },
+    async stop() {
+      clearInterval(timer);
+      await sweeping;
+      await subscription?.close();
+    },
+  };
+}

@@ -1,0 +1,402 @@
+/**
+ * The forecast workers: each chunk message reads its series' History in bulk, runs the
+ * library, writes the forecasts as sales records of sale type Forecast, records every
+ * series' model and holdout error, and reports the chunk as a job event. The last chunk
+ * to settle queues the finishing step, which replaces the earlier forecasts of the series
+ * just forecast and ends the job.
+ *
+ * Delivery is at least once and every step is idempotent: a chunk is deterministic, so a
+ * redelivered one rewrites the same records (reported unchanged, counted once by the
+ * job's fold); the finishing step keeps its first count of what it deletes.
+ */
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import type { Bus, CallOverrides, Clients, Collection, Delivery, Logger } from '@supply/kit';
+import { DEFAULT_MAX_DELIVERIES } from '@supply/kit/bus/common';
+import { supply_transactional_v1 as tpb } from '@supply/protos';
+import { JOB_EVENTS_QUEUE, type ExternalJobEvent } from '@supply/workflows/jobs/fold';
+import { forecastDatedSeries, toPeriodSeries } from '../forecast/index';
+import type { ModelRunDoc } from '../runs/repository';
+import { readHistory, seriesInput, type SalesPort } from './history';
+import { chunkId, resultId, type ChunkCounts, type ForecastChunkDoc, type ForecastCollections, type ForecastRunDoc, type SeriesResultDoc } from './repository';
+
+/** The durable work queue of forecast chunks and finishing steps (the bus namespace prefixes it). */
+export const FORECAST_QUEUE = 'compute.forecast-chunks';
+
+export type ForecastMessage =
+  | { run_id: number; tenant: string; step: 'chunk'; seq: number }
+  | { run_id: number; tenant: string; step: 'finish' };
+
+/** Rows per ApplySales call (its maximum). */
+const APPLY_BATCH = 10_000;
+/** Internal calls of a chunk get this long. */
+const CALL_DEADLINE_MS = 60_000;
+/** Stored forecast quantities keep this many decimals (whole-unit forecasts are integers already). */
+const QUANTITY_DECIMALS = 4;
+/** A run that has not moved for this long is looked after by the sweep. */
+export const STALLED_RUN_MS = 60_000;
+
+interface RowError {
+  row: number;
+  field: string;
+  message: string;
+}
+
+export interface WorkerDeps {
+  forecasts: ForecastCollections;
+  modelRuns: Collection<ModelRunDoc>;
+  sales: SalesPort;
+  jobs: Pick<Clients['workflows'], 'getJob'>;
+  bus: Bus;
+  logger: Logger;
+  maxDeliveries?: number;
+  /** How long finishing waits for the job record to show every chunk's counts. */
+  settleTimeoutMs?: number;
+}
+
+/** A forecast as a sales quantity: never negative (a sales record cannot be), a few decimals. */
+export function storedQuantity(value: number): number {
+  const scale = 10 ** QUANTITY_DECIMALS;
+  return value > 0 ? Math.round(value * scale) / scale : 0;
+}
+
+export function callFor(run: ForecastRunDoc): CallOverrides {
+  return { context: { requestId: `forecast-job-${run.job_id}`, tenant: run.tenant, principal: run.principal }, deadlineMs: CALL_DEADLINE_MS };
+}
+
+const seriesLabel = (s: SeriesResultDoc['series']) => `${s.item_name} / ${s.customer_group_name}`;
+const reasonOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+export class ForecastWorker {
+  private readonly maxDeliveries: number;
+  private readonly settleTimeoutMs: number;
+
+  constructor(private readonly deps: WorkerDeps) {
+    this.maxDeliveries = deps.maxDeliveries ?? DEFAULT_MAX_DELIVERIES;
+    this.settleTimeoutMs = deps.settleTimeoutMs ?? 30_000;
+  }
+
+  readonly handle = async (message: ForecastMessage, delivery: Delivery): Promise<void> => {
+    const run = await this.deps.forecasts.runs.findById(message.run_id);
+    if (!run || run.tenant !== message.tenant) {
+      this.deps.logger.warn({ run: message.run_id, step: message.step }, 'forecast message for no run; dropped');
+      return;
+    }
+    if (run.phase === 'done') return;
+    if (message.step === 'chunk') await this.chunk(run, message.seq, delivery);
+    else await this.finish(run, delivery);
+  };
+
+  private send(event: ExternalJobEvent): Promise<void> {
+    return this.deps.bus.send(JOB_EVENTS_QUEUE, event);
+  }
+
+  // ------------------------------------------------------------------ chunks
+
+  private async chunk(run: ForecastRunDoc, seq: number, delivery: Delivery): Promise<void> {
+    const { chunks } = this.deps.forecasts;
+    const chunk = await chunks.findById(chunkId(run._id, seq));
+    if (!chunk) throw new Error(`chunk ${seq} of forecast run ${run._id} is missing`);
+    if (chunk.state === 'pending') {
+      try {
+        await this.markStarted(run);
+        const { counts, errors } = await this.forecastChunk(run, chunk);
+        // Reported before it is marked done, so every chunk's event is on the bus before the finishing step is.
+        await this.send({ type: 'part', job_id: run.job_id, tenant: run.tenant, part: `chunk-${seq}`, processed: chunk.series.length, result: counts, errors, errors_count: errors.length });
+        await chunks.updateOne({ _id: chunk._id, state: 'pending' }, { $set: { state: 'done', counts, updated_at: Date.now() } });
+      } catch (err) {
+        if (delivery.deliveryCount < this.maxDeliveries) throw err;
+        await this.failChunk(run, chunk, err);
+        await this.afterChunk(run);
+        // Rethrown so the bus keeps the message in the dead-letter queue for inspection.
+        throw err;
+      }
+    }
+    await this.afterChunk(run);
+  }
+
+  private async markStarted(run: ForecastRunDoc): Promise<void> {
+    if (run.started_sent) return;
+    await this.send({ type: 'started', job_id: run.job_id, tenant: run.tenant, total: run.series_count });
+    await this.deps.forecasts.runs.updateOne({ _id: run._id }, { $set: { started_sent: true, updated_at: Date.now() } });
+    await this.deps.modelRuns.updateOne({ _id: run._id, status: 'queued' }, { $set: { status: 'running' } });
+  }
+
+  /** Forecasts every series of the chunk and writes the results; a series that fails is reported, not fatal. */
+  async forecastChunk(run: ForecastRunDoc, chunk: ForecastChunkDoc): Promise<{ counts: ChunkCounts; errors: RowError[] }> {
+    const call = callFor(run);
+    const history = await readHistory(
+      this.deps.sales,
+      call,
+      chunk.series.map((s) => s.item_customer_group_id),
+      { historyTypeId: run.sale_types.history.id, start: run.history_start, end: run.history_end },
+    );
+    const rows: tpb.SalesRow[] = [];
+    const results: SeriesResultDoc[] = [];
+    const errors: RowError[] = [];
+    for (const [i, series] of chunk.series.entries()) {
+      const position = chunk.first_position + i;
+      const result: SeriesResultDoc = {
+        _id: resultId(run._id, position),
+        run_id: run._id,
+        position,
+        series,
+        status: 'skipped',
+        model: '',
+        holdout_error: null,
+        series_class: '',
+        timing_interval: '',
+        history_periods: 0,
+        forecast_start: '',
+        forecast_end: '',
+        message: 'No History sales in the history window.',
+      };
+      try {
+        const input = seriesInput(history.get(series.item_customer_group_id) ?? [], run.history_end);
+        if (input) {
+          const forecast = forecastDatedSeries(input.points, {
+            horizon: run.forecast_periods,
+            frequency: input.frequency,
+            algorithm: run.algorithm,
+            constraint: run.forecast_constraint,
+            missingImputation: run.missing_imputation,
+          });
+          for (const [k, sell_date] of forecast.dates.entries()) {
+            rows.push({
+              ...series,
+              sale_type_id: run.sale_types.forecast.id,
+              sale_type_name: run.sale_types.forecast.name,
+              timing_interval_id: input.interval.id,
+              timing_interval_span: input.interval.span,
+              uom_id: input.uom.id,
+              uom_name: input.uom.name,
+              uom_abbr: input.uom.abbr,
+              sell_date,
+              quantity: storedQuantity(forecast.forecast[k]!),
+            });
+          }
+          Object.assign(result, {
+            status: 'forecast',
+            model: forecast.model,
+            holdout_error: forecast.holdoutError,
+            series_class: forecast.seriesClass,
+            timing_interval: input.interval.span,
+            history_periods: toPeriodSeries(input.points, input.frequency).values.length,
+            forecast_start: forecast.dates[0] ?? '',
+            forecast_end: forecast.dates[forecast.dates.length - 1] ?? '',
+            message: '',
+          });
+        }
+      } catch (err) {
+        Object.assign(result, { status: 'failed', message: `Could not be forecast: ${reasonOf(err)}.` });
+        errors.push({ row: position, field: 'item_customer_group_id', message: `${seriesLabel(series)} (item-customer-group ${series.item_customer_group_id}): ${result.message}` });
+      }
+      results.push(result);
+      // Fitting is CPU work: let the process answer other calls between series.
+      await yieldToEventLoop();
+    }
+
+    const counts: ChunkCounts = { created: 0, updated: 0, unchanged: 0, failed: errors.length * run.forecast_periods };
+    for (let i = 0; i < rows.length; i += APPLY_BATCH) {
+      const applied = await this.deps.sales.applySales(
+        { load_id: run.load_id, rows: rows.slice(i, i + APPLY_BATCH), refuse_creates: false, refuse_updates: false, dry_run: false },
+        call,
+      );
+      counts.created += applied.created;
+      counts.updated += applied.updated;
+      counts.unchanged += applied.unchanged;
+    }
+    await this.deps.forecasts.results.bulkUpsert(results.map(({ _id, ...set }) => ({ key: { _id }, set })));
+    return { counts, errors };
+  }
+
+  /** The chunk's last allowed delivery failed: every series of it is reported failed (the bus dead-letters the message). */
+  private async failChunk(run: ForecastRunDoc, chunk: ForecastChunkDoc, err: unknown): Promise<void> {
+    const message = `Could not be forecast: chunk ${chunk.seq} failed ${this.maxDeliveries} times (${reasonOf(err)}).`;
+    const results = chunk.series.map((series, i) => ({ position: chunk.first_position + i, series }));
+    await this.deps.forecasts.results.bulkUpsert(
+      results.map(({ position, series }) => ({
+        key: { _id: resultId(run._id, position) },
+        set: {
+          run_id: run._id,
+          position,
+          series,
+          status: 'failed' as const,
+          model: '',
+          holdout_error: null,
+          series_class: '',
+          timing_interval: '',
+          history_periods: 0,
+          forecast_start: '',
+          forecast_end: '',
+          message,
+        },
+      })),
+    );
+    const counts: ChunkCounts = { created: 0, updated: 0, unchanged: 0, failed: chunk.series.length * run.forecast_periods };
+    const errors = results.map(({ position, series }) => ({ row: position, field: 'item_customer_group_id', message: `${seriesLabel(series)}: ${message}` }));
+    await this.send({ type: 'part', job_id: run.job_id, tenant: run.tenant, part: `chunk-${chunk.seq}`, processed: chunk.series.length, result: counts, errors, errors_count: errors.length });
+    await this.deps.forecasts.chunks.updateOne({ _id: chunk._id, state: 'pending' }, { $set: { state: 'failed', counts, updated_at: Date.now() } });
+    this.deps.logger.error({ err, run: run._id, job: run.job_id, chunk: chunk.seq }, 'forecast chunk failed for good');
+  }
+
+  /** Shows the run moving, and queues the finishing step once every chunk has settled. */
+  private async afterChunk(run: ForecastRunDoc): Promise<void> {
+    await this.deps.forecasts.runs.updateOne({ _id: run._id }, { $set: { updated_at: Date.now() } });
+    if (await this.allSettled(run)) await this.queueFinish(run);
+  }
+
+  private async allSettled(run: ForecastRunDoc): Promise<boolean> {
+    return (await this.deps.forecasts.chunks.count({ run_id: run._id, state: { $in: ['done', 'failed'] } })) >= run.chunks;
+  }
+
+  async queueFinish(run: ForecastRunDoc): Promise<void> {
+    await this.deps.bus.send<ForecastMessage>(FORECAST_QUEUE, { run_id: run._id, tenant: run.tenant, step: 'finish' }, { messageId: `forecast:${run._id}:finish` });
+  }
+
+  // ------------------------------------------------------------------ finishing
+
+  private async finish(run: ForecastRunDoc, delivery: Delivery): Promise<void> {
+    const claimed = await this.deps.forecasts.runs.updateOne({ _id: run._id, phase: 'running' }, { $set: { phase: 'finalizing', updated_at: Date.now() } });
+    // Several chunks may settle at once and each queue the step: the first delivery to claim it runs it (or a redelivery of that one).
+    if (claimed.modified === 0 && delivery.deliveryCount === 1) return;
+    if (run.outcome) return this.announce(run, run.outcome);
+    let replaceFailure: string | null = null;
+    let deleted = 0;
+    try {
+      deleted = await this.replaceEarlierForecasts(run);
+      if (deleted > 0) await this.send({ type: 'part', job_id: run.job_id, tenant: run.tenant, part: 'replace', result: { deleted } });
+    } catch (err) {
+      if (delivery.deliveryCount < this.maxDeliveries) throw err;
+      replaceFailure = reasonOf(err);
+      this.deps.logger.error({ err, run: run._id, job: run.job_id }, 'replacing earlier forecasts failed for good');
+    }
+    await this.awaitFolded(run, deleted);
+    const outcome = await this.outcomeOf(run, deleted, replaceFailure);
+    await this.deps.forecasts.runs.updateOne({ _id: run._id }, { $set: { outcome, updated_at: Date.now() } });
+    // Freed before the job says it finished, so a client that sees it finished can start the next run.
+    await this.deps.forecasts.locks.deleteOne({ _id: run.tenant, run_id: run._id });
+    await this.announce(run, outcome);
+  }
+
+  /**
+   * A run replaces the whole earlier forecast of every series it forecast: afterwards the
+   * series' Forecast records are the new ones only. Transactional deletes by load within
+   * a sale type and customer groups, so the Forecast records of those groups that must stay
+   * (other series, and series skipped or failed here) are first marked with this run's load.
+   */
+  async replaceEarlierForecasts(run: ForecastRunDoc): Promise<number> {
+    const { results, runs } = this.deps.forecasts;
+    const forecast = new Set<number>();
+    const groups = new Set<number>();
+    for await (const r of results.iterate({ run_id: run._id, status: 'forecast' })) {
+      forecast.add(r.series.item_customer_group_id);
+      groups.add(r.series.customer_group_id);
+    }
+    if (forecast.size === 0) return 0;
+    const call = callFor(run);
+    const keep: tpb.SalesRow[] = [];
+    const mark = async () => {
+      if (keep.length === 0) return;
+      await this.deps.sales.applySales({ load_id: run.load_id, rows: keep.splice(0), refuse_creates: true, refuse_updates: false, dry_run: false }, call);
+    };
+    let after = 0;
+    for (;;) {
+      const page = await this.deps.sales.listSales(
+        { after_id: after, limit: APPLY_BATCH, filter: tpb.SalesFilter.fromPartial({ sale_type_names: [run.sale_types.forecast.name] }) },
+        call,
+      );
+      for (const r of page.records) {
+        if (r.sale_type_id !== run.sale_types.forecast.id || !groups.has(r.customer_group_id) || forecast.has(r.item_customer_group_id)) continue;
+        const { id: _id, created_at: _c, updated_at: _u, item_hierarchy: _ih, customer_group_hierarchy: _ch, ...row } = r;
+        keep.push(row);
+        if (keep.length >= APPLY_BATCH) await mark();
+      }
+      if (!page.has_more || page.records.length === 0) break;
+      after = page.records[page.records.length - 1]!.id;
+    }
+    await mark();
+    const scope = { load_id: run.load_id, sale_type_ids: [run.sale_types.forecast.id], customer_group_ids: [...groups] };
+    if (run.planned_deletes === null) {
+      const { deleted } = await this.deps.sales.deleteSalesOutsideLoad({ ...scope, dry_run: true }, call);
+      await runs.updateOne({ _id: run._id, planned_deletes: null }, { $set: { planned_deletes: deleted } });
+    }
+    const planned = (await runs.findById(run._id))?.planned_deletes ?? 0;
+    await this.deps.sales.deleteSalesOutsideLoad({ ...scope, dry_run: false }, call);
+    return planned;
+  }
+
+  /**
+   * Job events may be folded out of order by concurrent consumers, and a job ignores
+   * events once finished: wait (bounded) until the job shows every chunk and the deletes.
+   */
+  private async awaitFolded(run: ForecastRunDoc, deleted: number): Promise<void> {
+    const until = Date.now() + this.settleTimeoutMs;
+    for (let wait = 25; Date.now() < until; wait = Math.min(wait * 2, 500)) {
+      try {
+        const job = await this.deps.jobs.getJob({ job_id: run.job_id }, callFor(run));
+        if ((job.progress?.processed ?? 0) >= run.series_count && (job.result?.deleted ?? 0) >= deleted) return;
+      } catch (err) {
+        this.deps.logger.warn({ err, job: run.job_id }, 'reading the forecast job failed; retrying');
+      }
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+    this.deps.logger.warn({ run: run._id, job: run.job_id }, 'the forecast job did not show every chunk in time; finishing it anyway');
+  }
+
+  /** The run's summary from its chunks and series results. */
+  private async outcomeOf(run: ForecastRunDoc, deleted: number, replaceFailure: string | null): Promise<NonNullable<ForecastRunDoc['outcome']>> {
+    const { chunks, results } = this.deps.forecasts;
+    const totals: ChunkCounts = { created: 0, updated: 0, unchanged: 0, failed: 0 };
+    for await (const c of chunks.iterate({ run_id: run._id })) {
+      for (const key of Object.keys(totals) as Array<keyof ChunkCounts>) totals[key] += c.counts?.[key] ?? 0;
+    }
+    const [forecast, skipped, failed] = await Promise.all(
+      (['forecast', 'skipped', 'failed'] as const).map((status) => results.count({ run_id: run._id, status })),
+    );
+    const written = totals.created + totals.updated + totals.unchanged + deleted;
+    const status = failed === 0 && replaceFailure === null ? 'succeeded' : written > 0 ? 'partially_succeeded' : 'failed';
+    const parts = [
+      `Forecast ${forecast} of ${run.series_count} series, ${run.forecast_periods} periods each: ${totals.created} forecast records created, ${totals.updated} updated, ${totals.unchanged} unchanged, ${deleted} earlier forecast records deleted.`,
+    ];
+    if (skipped) parts.push(`${skipped} series had no History sales in the history window and were skipped.`);
+    if (failed) parts.push(`${failed} series could not be forecast (see errors).`);
+    if (replaceFailure) parts.push(`The earlier forecasts could not be replaced: ${replaceFailure}.`);
+    return { status, message: parts.join(' ') };
+  }
+
+  /** Tells the job how the run ended (repeatable: a job takes its first finish only). */
+  private async announce(run: ForecastRunDoc, outcome: NonNullable<ForecastRunDoc['outcome']>): Promise<void> {
+    await this.send({ type: 'finished', job_id: run.job_id, tenant: run.tenant, status: outcome.status, message: outcome.message });
+    await this.deps.forecasts.runs.updateOne({ _id: run._id }, { $set: { phase: 'done', updated_at: Date.now() } });
+    await this.deps.modelRuns.updateOne({ _id: run._id }, { $set: { status: outcome.status, finished_at: new Date().toISOString() } });
+    this.deps.logger.info({ run: run._id, job: run.job_id, status: outcome.status, series: run.series_count }, 'forecast run finished');
+  }
+
+  // ------------------------------------------------------------------ sweep
+
+  /**
+   * Looks after runs that stopped moving: one whose chunks never all reached the bus (its
+   * process died while answering) fails; one whose chunks have all settled but that did not
+   * finish (its finishing step was lost) gets the step queued again.
+   */
+  async sweep(now = Date.now()): Promise<void> {
+    const { runs } = this.deps.forecasts;
+    for (const run of await runs.find({ phase: { $in: ['dispatching', 'running', 'finalizing'] }, updated_at: { $lt: now - STALLED_RUN_MS } })) {
+      if (run.phase === 'dispatching') {
+        await this.abandon(run, now);
+        continue;
+      }
+      if (!(await this.allSettled(run))) continue;
+      await runs.updateOne({ _id: run._id, phase: run.phase }, { $set: { phase: 'running', updated_at: now } });
+      await this.queueFinish(run);
+    }
+  }
+
+  /** Fails a run whose chunks did not all reach the bus, and frees its tenant. */
+  async abandon(run: ForecastRunDoc, now = Date.now()): Promise<void> {
+    const outcome = { status: 'failed' as const, message: 'The forecast run was interrupted before its work was queued; nothing was forecast. Send the request again.' };
+    await this.deps.forecasts.runs.updateOne({ _id: run._id }, { $set: { outcome, updated_at: now } });
+    await this.deps.forecasts.locks.deleteOne({ _id: run.tenant, run_id: run._id });
+    await this.announce(run, outcome);
+  }
+}
