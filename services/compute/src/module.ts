@@ -2,6 +2,7 @@ import { adaptService, type ServiceModule } from '@supply/kit';
 import { supply_compute_v1 } from '@supply/protos';
 import { openForecasting } from './forecasting/index';
 import { openModelRuns } from './runs/repository';
+import { openSupplyPlanning } from './supply-planning/index';
 
 /** Compute service: forecast and supply plan generation (its own database `compute`). */
 export const computeModule: ServiceModule = {
@@ -10,6 +11,7 @@ export const computeModule: ServiceModule = {
   async init({ config, logger, openStore, clients, bus }) {
     const store = await openStore('compute');
     const runs = await openModelRuns(store);
+    const supplyPlanning = await openSupplyPlanning({ store, runs, clients, bus: await bus(), logger });
     const forecasting = await openForecasting({ store, modelRuns: runs, clients, bus: await bus(), logger });
     const implementation = adaptService(
       supply_compute_v1.ComputeServiceService,
@@ -29,6 +31,7 @@ export const computeModule: ServiceModule = {
             })),
           };
         },
+        generateSupplyPlan: (request, ctx) => supplyPlanning.generate(request, ctx),
         ...forecasting.handlers,
       },
       { credential: config.serviceCredential, logger },
@@ -36,9 +39,11 @@ export const computeModule: ServiceModule = {
     return {
       grpc: { definition: supply_compute_v1.ComputeServiceService, implementation, protoFile: 'supply/compute/v1/compute.proto' },
       async start() {
+        await supplyPlanning.start();
         await forecasting.start();
       },
       async stop() {
+        await supplyPlanning.stop();
         await forecasting.stop();
       },
       async health() {
