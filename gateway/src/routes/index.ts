@@ -5,6 +5,7 @@ import { jobRoutes } from './jobs';
 import { legacyLoadRoutes } from './legacy-loads';
 import { legacyTransactionalRoutes } from './legacy/index';
 import { referenceRoutes } from './reference';
+import { supplyPlanRoutes } from './supply-plans';
 import { tokenRoutes, type TokenRouteDeps } from './tokens';
 import { transactionalRoutes } from './transactional';
 import { usageRoutes } from './usage';
@@ -21,5 +22,6 @@ export function allRoutes(clients: Clients, identity: Omit<TokenRouteDeps, 'clie
     ...usageRoutes(clients, { now: identity.now }),
     ...transactionalRoutes(clients, cursorCodec(cursorSecret)),
     ...legacyTransactionalRoutes(clients),
+    ...supplyPlanRoutes(clients),
   ];
 }
