@@ -2,9 +2,9 @@
 import type { Bus, CallContext, Clients, Collection, Logger, Store, Subscription } from '@supply/kit';
 import type { supply_compute_v1 as pb } from '@supply/protos';
 import type { ModelRunDoc } from '../runs/repository';
-import { IdempotencyKeys } from './idempotency';
+import { IdempotencyKeys } from '../forecasting/idempotency';
 import { openPlanRepositories } from './repository';
-import { ANSWER_CODEC, CHUNKS_QUEUE, SupplyPlanService, type ChunkMessage } from './service';
+import { CHUNKS_QUEUE, SupplyPlanService, type ChunkMessage } from './service';
 import { PlanChunkWorker } from './worker';
 
 /** Chunks one compute process plans at once. */
@@ -20,7 +20,7 @@ export interface SupplyPlanning {
 
 export async function openSupplyPlanning(deps: { store: Store; runs: Collection<ModelRunDoc>; clients: Clients; bus: Bus; logger: Logger }): Promise<SupplyPlanning> {
   const repos = await openPlanRepositories(deps.store);
-  const keys = await IdempotencyKeys.open(deps.store, 'supply_plan_idempotency_keys', ANSWER_CODEC);
+  const keys = await IdempotencyKeys.open<unknown>(deps.store, 'supply_plan_idempotency_keys');
   const logger = deps.logger.child({ feature: 'supply-planning' });
   const service = new SupplyPlanService({ ...deps, repos, keys, logger });
   const worker = new PlanChunkWorker({ ...deps, repos, logger });

@@ -7,7 +7,7 @@ import { AppError, isAppError, ValidationError, type Bus, type CallContext, type
 import { supply_compute_v1 as pb, type supply_reference_v1 as ref } from '@supply/protos';
 import type { ModelRunDoc } from '../runs/repository';
 import { BucketClock } from './calendar';
-import { fingerprintOf, IdempotencyKeys } from './idempotency';
+import { fingerprintOf, type IdempotencyKeys } from '../forecasting/idempotency';
 import { planBatch, plannedMode } from './planner';
 import type { PlanJobDoc, PlanRepositories } from './repository';
 import { parseGenerationRequest, type GenerationRequest, type Target } from './request';
@@ -39,7 +39,8 @@ export interface ServiceDeps {
   clients: Clients;
   runs: Collection<ModelRunDoc>;
   repos: PlanRepositories;
-  keys: IdempotencyKeys<pb.GenerateSupplyPlanResponse>;
+  /** Compute's idempotency keys (shared with forecasting), answers stored as JSON. */
+  keys: IdempotencyKeys<unknown>;
   bus: Bus;
   logger: Logger;
   limits?: typeof LIMITS;
@@ -67,10 +68,10 @@ export class SupplyPlanService {
     const tenant = ctx.requireTenant();
     const { idempotency_key: key, ...fields } = request;
     const claim = key ? await this.deps.keys.claim(tenant, key, fingerprintOf(fields)) : null;
-    if (claim?.kind === 'replay') return { ...claim.answer, replayed: true };
+    if (claim?.kind === 'replay') return { ...pb.GenerateSupplyPlanResponse.fromJSON(claim.answer), replayed: true };
     try {
       const answer = parsed.value.target.kind === 'view' ? await this.startRun(tenant, parsed.value, ctx) : await this.planNow(tenant, parsed.value);
-      if (claim) await this.deps.keys.complete(claim.id, answer);
+      if (claim) await this.deps.keys.complete(claim.id, pb.GenerateSupplyPlanResponse.toJSON(answer));
       return answer;
     } catch (err) {
       if (claim) await this.deps.keys.release(claim.id).catch(() => undefined);
@@ -215,6 +216,3 @@ export class SupplyPlanService {
     return runs.length;
   }
 }
-
-/** The codec idempotency keys store answers with. */
-export const ANSWER_CODEC = { toJSON: (a: pb.GenerateSupplyPlanResponse) => pb.GenerateSupplyPlanResponse.toJSON(a), fromJSON: (j: unknown) => pb.GenerateSupplyPlanResponse.fromJSON(j) };
