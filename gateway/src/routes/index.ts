@@ -1,6 +1,7 @@
 import type { Clients } from '@supply/kit';
 import { cursorCodec } from '../http/cursor';
 import type { RouteDef } from '../http/routes';
+import { forecastRoutes } from './forecasts';
 import { jobRoutes } from './jobs';
 import { legacyLoadRoutes } from './legacy-loads';
 import { legacyTransactionalRoutes } from './legacy/index';
@@ -22,6 +23,7 @@ export function allRoutes(clients: Clients, identity: Omit<TokenRouteDeps, 'clie
     ...usageRoutes(clients, { now: identity.now }),
     ...transactionalRoutes(clients, cursorCodec(cursorSecret)),
     ...legacyTransactionalRoutes(clients),
+    ...forecastRoutes(clients),
     ...supplyPlanRoutes(clients),
   ];
 }

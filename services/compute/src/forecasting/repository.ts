@@ -96,6 +96,9 @@ export interface SeriesResultDoc extends Doc {
   holdout_error: number | null;
   series_class: string;
   timing_interval: string;
+  /** The interval and dates of the records written (what the replace step keeps). */
+  timing_interval_id: number;
+  forecast_dates: string[];
   history_periods: number;
   forecast_start: string;
   forecast_end: string;

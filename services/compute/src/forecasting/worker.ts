@@ -145,6 +145,8 @@ export class ForecastWorker {
         holdout_error: null,
         series_class: '',
         timing_interval: '',
+        timing_interval_id: 0,
+        forecast_dates: [],
         history_periods: 0,
         forecast_start: '',
         forecast_end: '',
@@ -180,6 +182,8 @@ export class ForecastWorker {
             holdout_error: forecast.holdoutError,
             series_class: forecast.seriesClass,
             timing_interval: input.interval.span,
+            timing_interval_id: input.interval.id,
+            forecast_dates: forecast.dates,
             history_periods: toPeriodSeries(input.points, input.frequency).values.length,
             forecast_start: forecast.dates[0] ?? '',
             forecast_end: forecast.dates[forecast.dates.length - 1] ?? '',
@@ -225,6 +229,8 @@ export class ForecastWorker {
           holdout_error: null,
           series_class: '',
           timing_interval: '',
+          timing_interval_id: 0,
+          forecast_dates: [],
           history_periods: 0,
           forecast_start: '',
           forecast_end: '',
@@ -282,23 +288,25 @@ export class ForecastWorker {
    * A run replaces the whole earlier forecast of every series it forecast: afterwards the
    * series' Forecast records are the new ones only. Transactional deletes by load within
    * a sale type and customer groups, so the Forecast records of those groups that must stay
-   * (other series, and series skipped or failed here) are first marked with this run's load.
+   * (other series, and series skipped or failed here) are first marked with this run's
+   * load. The same walk counts what the delete will take, kept from the first attempt.
    */
   async replaceEarlierForecasts(run: ForecastRunDoc): Promise<number> {
     const { results, runs } = this.deps.forecasts;
-    const forecast = new Set<number>();
+    const written = new Map<number, { intervalId: number; dates: Set<string> }>();
     const groups = new Set<number>();
     for await (const r of results.iterate({ run_id: run._id, status: 'forecast' })) {
-      forecast.add(r.series.item_customer_group_id);
+      written.set(r.series.item_customer_group_id, { intervalId: r.timing_interval_id, dates: new Set(r.forecast_dates) });
       groups.add(r.series.customer_group_id);
     }
-    if (forecast.size === 0) return 0;
+    if (written.size === 0) return 0;
     const call = callFor(run);
     const keep: tpb.SalesRow[] = [];
     const mark = async () => {
       if (keep.length === 0) return;
       await this.deps.sales.applySales({ load_id: run.load_id, rows: keep.splice(0), refuse_creates: true, refuse_updates: false, dry_run: false }, call);
     };
+    let doomed = 0;
     let after = 0;
     for (;;) {
       const page = await this.deps.sales.listSales(
@@ -306,7 +314,12 @@ export class ForecastWorker {
         call,
       );
       for (const r of page.records) {
-        if (r.sale_type_id !== run.sale_types.forecast.id || !groups.has(r.customer_group_id) || forecast.has(r.item_customer_group_id)) continue;
+        if (r.sale_type_id !== run.sale_types.forecast.id || !groups.has(r.customer_group_id)) continue;
+        const fresh = written.get(r.item_customer_group_id);
+        if (fresh) {
+          if (r.timing_interval_id !== fresh.intervalId || !fresh.dates.has(r.sell_date)) doomed++;
+          continue;
+        }
         const { id: _id, created_at: _c, updated_at: _u, item_hierarchy: _ih, customer_group_hierarchy: _ch, ...row } = r;
         keep.push(row);
         if (keep.length >= APPLY_BATCH) await mark();
@@ -315,13 +328,9 @@ export class ForecastWorker {
       after = page.records[page.records.length - 1]!.id;
     }
     await mark();
-    const scope = { load_id: run.load_id, sale_type_ids: [run.sale_types.forecast.id], customer_group_ids: [...groups] };
-    if (run.planned_deletes === null) {
-      const { deleted } = await this.deps.sales.deleteSalesOutsideLoad({ ...scope, dry_run: true }, call);
-      await runs.updateOne({ _id: run._id, planned_deletes: null }, { $set: { planned_deletes: deleted } });
-    }
-    const planned = (await runs.findById(run._id))?.planned_deletes ?? 0;
-    await this.deps.sales.deleteSalesOutsideLoad({ ...scope, dry_run: false }, call);
+    await runs.updateOne({ _id: run._id, planned_deletes: null }, { $set: { planned_deletes: doomed } });
+    const planned = (await runs.findById(run._id))?.planned_deletes ?? doomed;
+    await this.deps.sales.deleteSalesOutsideLoad({ load_id: run.load_id, sale_type_ids: [run.sale_types.forecast.id], customer_group_ids: [...groups], dry_run: false }, call);
     return planned;
   }
 
