@@ -153,6 +153,7 @@ class EmbeddedStore implements Store {
     return this.ids.allocate(sequence, count);
   }
 
+  /** A read proves the environment is open and its map readable. */
   async ping(): Promise<void> {
     this.meta.get(['sequence', '']);
   }
@@ -252,6 +253,7 @@ class EmbeddedStore implements Store {
 
   insertSync(state: CollectionState, document: Doc): void {
     const key = this.docKey(state, document._id);
+    if (key.length > this.maxKeySize) throw new AppError('invalid_argument', `_id too long (${key.length} bytes as a key).`);
     if (this.docs.doesExist(key)) throw duplicateKey(state.name, PRIMARY_INDEX_NAME);
     for (const index of state.indexes) {
       const wasMultikey = index.stored.multikey;
@@ -301,7 +303,7 @@ class EmbeddedStore implements Store {
     // As in MongoDB, a limit of 0 means none and a negative limit counts like its absolute value.
     const limit = options.limit ? Math.abs(options.limit) : Infinity;
     const plan = this.plan(state, filter, sort);
-    const source = this.sourceFor(state, plan, sort);
+    const source = this.sourceFor(state, plan, sort, plan.sortServed ? skip + limit : Infinity);
     let skipped = 0;
     let yielded = 0;
     if (plan.sortServed) {
@@ -322,9 +324,9 @@ class EmbeddedStore implements Store {
     for (let i = skip; i < end; i++) yield sorted[i]!;
   }
 
-  private sourceFor(state: CollectionState, plan: QueryPlan, sort: Sort): DocumentSource {
+  private sourceFor(state: CollectionState, plan: QueryPlan, sort: Sort, wanted: number): DocumentSource {
     const ranges = plan.reverse ? [...plan.ranges].reverse() : plan.ranges;
-    const sources = ranges.map((range) => new RangeSource(this, state, plan.index, range, plan.reverse));
+    const sources = ranges.map((range) => new RangeSource(this, state, plan.index, range, plan.reverse, wanted));
     if (sources.length === 1) return sources[0]!;
     if (sort.length === 0 || !plan.sortServed) return new ConcatSource(sources);
     return new MergeSource(sources, sort);
@@ -346,13 +348,18 @@ interface DocumentSource {
   next(): Doc | undefined;
 }
 
-/** One key range of the primary or a secondary index, read in growing batches that re-seek after the last key. */
+/**
+ * One key range of the primary or a secondary index, read in batches that re-seek after
+ * the last key. The first batch is sized to what the caller wants, later ones grow; a
+ * secondary entry's document is fetched only when it is taken.
+ */
 class RangeSource implements DocumentSource {
-  private buffer: Doc[] = [];
+  /** Documents (primary) or `_id`s (secondary) of the current batch. */
+  private batch: unknown[] = [];
   private position = 0;
   private resumeAfter: Buffer | undefined;
   private exhausted = false;
-  private batchSize = FIRST_BATCH;
+  private batchSize: number;
 
   constructor(
     private readonly store: EmbeddedStore,
@@ -360,14 +367,22 @@ class RangeSource implements DocumentSource {
     private readonly index: PlannableIndex,
     private readonly range: KeyRange,
     private readonly reverse: boolean,
-  ) {}
+    wanted: number,
+  ) {
+    this.batchSize = Math.min(MAX_BATCH, Math.max(FIRST_BATCH, wanted));
+  }
 
   next(): Doc | undefined {
-    while (this.position >= this.buffer.length) {
-      if (this.exhausted) return undefined;
-      this.fill();
+    for (;;) {
+      while (this.position >= this.batch.length) {
+        if (this.exhausted) return undefined;
+        this.fill();
+      }
+      const item = this.batch[this.position++];
+      if (this.index.primary) return item as Doc;
+      const document = this.store.docs.get(this.store.docKey(this.state, item as DocId));
+      if (document !== undefined) return document;
     }
-    return this.buffer[this.position++];
   }
 
   private fill(): void {
@@ -377,26 +392,16 @@ class RangeSource implements DocumentSource {
       : { start: this.resumeAfter ?? range.start, end: range.end, exclusiveStart: this.resumeAfter !== undefined };
     const limit = this.batchSize;
     this.batchSize = Math.min(this.batchSize * 4, MAX_BATCH);
-    this.buffer = [];
+    this.batch = [];
     this.position = 0;
-    let read = 0;
     let lastKey: Buffer | undefined;
-    if (this.index.primary) {
-      for (const { key, value } of this.store.docs.getRange({ ...options, limit })) {
-        read++;
-        lastKey = key;
-        this.buffer.push(value);
-      }
-    } else {
-      for (const { key, value: id } of this.store.entries.getRange({ ...options, limit })) {
-        read++;
-        lastKey = key;
-        const document = this.store.docs.get(this.store.docKey(this.state, id));
-        if (document !== undefined) this.buffer.push(document);
-      }
+    const database = this.index.primary ? this.store.docs : this.store.entries;
+    for (const { key, value } of (database as Database<unknown, Buffer>).getRange({ ...options, limit })) {
+      lastKey = key;
+      this.batch.push(value);
     }
     if (lastKey) this.resumeAfter = Buffer.from(lastKey);
-    if (read < limit) this.exhausted = true;
+    if (this.batch.length < limit) this.exhausted = true;
   }
 }
 

@@ -306,7 +306,7 @@ class MongoCollection<T extends Doc> implements Collection<T> {
    * the collection's sequence (or string ids) rather than server-made ObjectIds.
    */
   private async withInsertId(filter: Filter, update: Update): Promise<Update> {
-    if (filter['_id'] !== undefined || update['$set']?.['_id'] !== undefined || update['$setOnInsert']?.['_id'] !== undefined) {
+    if (isIdEquality(filter['_id']) || update['$set']?.['_id'] !== undefined || update['$setOnInsert']?.['_id'] !== undefined) {
       return update;
     }
     const id = this.autoIncrement ? await this.store.ids.allocate(this.name) : generateStringId();
@@ -412,6 +412,14 @@ class MongoCollection<T extends Doc> implements Collection<T> {
   async deleteMany(filter: Filter): Promise<number> {
     return (await this.run(() => this.collection.deleteMany(filter as DriverFilter<Doc>))).deletedCount;
   }
+}
+
+/** Whether a filter's `_id` condition names one id, which MongoDB then gives the upserted document. */
+function isIdEquality(condition: unknown): boolean {
+  if (typeof condition === 'string' || typeof condition === 'number') return true;
+  if (condition === null || typeof condition !== 'object') return false;
+  const operators = Object.keys(condition);
+  return operators.length === 1 && operators[0] === '$eq';
 }
 
 /** One batch holding everything unless the server needs smaller update commands. */
