@@ -80,7 +80,8 @@ export function defineRoute<Q extends z.ZodType = z.ZodObject<{}>, B extends z.Z
  */
 export function parseInput<T extends z.ZodType>(schema: T | undefined, value: unknown): z.infer<T> {
   if (!schema) return {} as z.infer<T>;
-  const result = schema.safeParse(value ?? {});
+  // reportInput lets messages tell a missing field ("is required") from a wrong-typed one.
+  const result = schema.safeParse(value ?? {}, { reportInput: true });
   if (!result.success) throw new ValidationError(fieldErrorsFromZod(result.error));
   return result.data;
 }

@@ -91,7 +91,7 @@ export function oneOrMany<T extends z.ZodType>(record: T) {
     .unknown()
     .transform((value, ctx) => {
       const arrayBody = Array.isArray(value);
-      const parsed = (arrayBody ? many : record).safeParse(value);
+      const parsed = (arrayBody ? many : record).safeParse(value, { reportInput: true });
       if (!parsed.success) {
         for (const issue of parsed.error.issues) ctx.addIssue(issue as Parameters<typeof ctx.addIssue>[0]);
         return z.NEVER;
