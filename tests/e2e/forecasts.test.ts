@@ -227,6 +227,7 @@ describe('forecasts: POST /forecasts/generate', function () {
     await expect422({ scope: 'item', customer_group_name: 'Retail' }, 'scope');
     await expect422({ scope: 'series', item_name: 'SKU-0001' }, 'scope');
     await expect422([{ item_name: 'SKU-0001' }], 'body');
+    await expect422({ forecast_period: 6 }, 'forecast_period', /^The forecast period field is prohibited\.$/);
   });
 
   it('answers 403 to a token without the compute scope and to a user without access to demand', async () => {

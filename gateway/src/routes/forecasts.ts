@@ -29,8 +29,8 @@ const historyBound = (field: string, what: string) =>
     .nullish()
     .meta({ format: 'date-time', description: `${what} (inclusive): an ISO 8601 date-time, taken as its UTC date.` });
 
-/** Every field optional (null or "" counts as absent); DECISIONS/spec: POST /forecasts/generate. */
-export const forecastBody = z.object({
+/** Every field optional (null or "" counts as absent); other fields are refused, so a misspelt one is not silently ignored. */
+export const forecastBody = z.strictObject({
   item_customer_group_id: id().meta({ description: 'One series by its item-customer-group id.' }),
   item_name: name(),
   item_id: id(),

@@ -375,9 +375,10 @@ export class ForecastWorker {
 
   /** Tells the job how the run ended (repeatable: a job takes its first finish only). */
   private async announce(run: ForecastRunDoc, outcome: NonNullable<ForecastRunDoc['outcome']>): Promise<void> {
-    await this.send({ type: 'finished', job_id: run.job_id, tenant: run.tenant, status: outcome.status, message: outcome.message });
-    await this.deps.forecasts.runs.updateOne({ _id: run._id }, { $set: { phase: 'done', updated_at: Date.now() } });
     await this.deps.modelRuns.updateOne({ _id: run._id }, { $set: { status: outcome.status, finished_at: new Date().toISOString() } });
+    await this.send({ type: 'finished', job_id: run.job_id, tenant: run.tenant, status: outcome.status, message: outcome.message });
+    // Only once the job was told: a run left finalizing is announced again.
+    await this.deps.forecasts.runs.updateOne({ _id: run._id }, { $set: { phase: 'done', updated_at: Date.now() } });
     this.deps.logger.info({ run: run._id, job: run.job_id, status: outcome.status, series: run.series_count }, 'forecast run finished');
   }
 
