@@ -262,7 +262,8 @@ export class ForecastWorker {
   // ------------------------------------------------------------------ finishing
 
   private async finish(run: ForecastRunDoc, delivery: Delivery): Promise<void> {
-    const claimed = await this.deps.forecasts.runs.updateOne({ _id: run._id, phase: 'running' }, { $set: { phase: 'finalizing', updated_at: Date.now() } });
+    // `dispatching` too: a quick chunk may settle before the service has noted every chunk sent.
+    const claimed = await this.deps.forecasts.runs.updateOne({ _id: run._id, phase: { $in: ['dispatching', 'running'] } }, { $set: { phase: 'finalizing', updated_at: Date.now() } });
     // Several chunks may settle at once and each queue the step: the first delivery to claim it runs it (or a redelivery of that one).
     if (claimed.modified === 0 && delivery.deliveryCount === 1) return;
     if (run.outcome) return this.announce(run, run.outcome);
