@@ -201,7 +201,7 @@ describe('forecasts: POST /forecasts/generate', function () {
     await expect422({ forecast_periods: 0 }, 'forecast_periods', /at least 1/);
     await expect422({ forecast_periods: 367 }, 'forecast_periods', /not be greater than 366/);
     await expect422({ forecast_periods: 2.5 }, 'forecast_periods');
-    await expect422({ forecast_periods: '12' }, 'forecast_periods');
+    await expect422({ forecast_periods: '12' }, 'forecast_periods', /must be a number/);
     await expect422({ algorithm: 'prophet' }, 'algorithm', /^The selected algorithm is invalid\.$/);
     await expect422({ scope: 'region' }, 'scope', /^The selected scope is invalid\.$/);
     await expect422({ missing_imputation: 'mean' }, 'missing_imputation');
