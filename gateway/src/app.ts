@@ -16,6 +16,8 @@ export interface AppOptions {
   guard: Guard;
   /** Runs after validation, so a request refused by the guard or by validation never spends. */
   meter?: Guard;
+  /** Undoes `meter` for a request the handler then refused (4xx/5xx). */
+  refund?: Guard;
   /** Every dependency's readiness, by name. */
   readiness(): Promise<Record<string, boolean>>;
   bodyLimitKb: number;
@@ -94,17 +96,23 @@ export function createApp(opts: AppOptions): Express {
       },
       ...bodyParsersFor(route),
       async (req: Request, res: Response, next: NextFunction) => {
+        let metered = false;
         try {
           await opts.guard(route, req, res);
           const query = parseInput(route.query, req.query);
           const body = route.body ? parseInput(route.body, req.body) : {};
           await opts.meter?.(route, req, res);
+          metered = true;
           const reply = await route.handler({ query, body, params: req.params as Record<string, string>, req, res });
           if (reply.kind === 'sent') return;
+          const status = reply.status ?? route.successStatus ?? 200;
+          if (status >= 400) await opts.refund?.(route, req, res);
           for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);
-          if (reply.kind === 'envelope') res.status(reply.status ?? route.successStatus ?? 200).json(envelope(req, reply));
-          else res.status(reply.status ?? route.successStatus ?? 200).json(reply.body);
+          if (reply.kind === 'envelope') res.status(status).json(envelope(req, reply));
+          else res.status(status).json(reply.body);
         } catch (err) {
+          // A request refused after metering (unknown id, conflict, unavailable) spends nothing.
+          if (metered) await opts.refund?.(route, req, res);
           next(err);
         }
       },

@@ -24,6 +24,7 @@ export const gatewayModule: ServiceModule = {
       routes,
       guard: createGuard({ authenticate: principals.authenticate, now }),
       meter: metering.hook,
+      refund: metering.refund,
       pages: webPages({ clients, logger, now, revoked }),
       bodyLimitKb: config.BODY_LIMIT_KB,
       jsonLimitKb: 2048,

@@ -130,6 +130,20 @@ export function meterContract(name: string, open: () => Promise<Meter>, options:
       assert.equal(await meter.creditBalance(credit.key), 8);
     });
 
+    it('refunds what a check spent: one window slot and the cost, never past a missing key', async () => {
+      const rate = { key: key('rl'), limit: 2, windowSeconds: 60 };
+      const credit = { key: key('cr'), cost: 5, allowance: 10, ttlSeconds: 60 };
+      await meter.check(rate, credit);
+      const second = await meter.check(rate, credit);
+      assert.deepEqual([second.rate.remaining, second.credits], [0, { remaining: 0 }]);
+      assert.equal(await meter.refund(rate.key, { key: credit.key, cost: credit.cost }), 5);
+      const again = await meter.check(rate, credit);
+      assert.deepEqual([again.allowed, again.rate.remaining, again.credits], [true, 0, { remaining: 0 }]);
+      // Nothing to refund into: no window, no balance is created.
+      assert.equal(await meter.refund(key('rl'), { key: key('cr'), cost: 3 }), null);
+      assert.equal(await meter.creditBalance(`cr:${sequence}`), null);
+    });
+
     it('always passes a cost of 0 and reports the balance', async () => {
       const rate = { key: key('rl'), limit: 10, windowSeconds: 60 };
       const credit = { key: key('cr'), cost: 0, allowance: 7, ttlSeconds: 60 };

@@ -8,12 +8,6 @@ import { SERVICE_NAMES } from '@supply/kit/config/config';
 const CHART = 'deploy/helm/supply-planning';
 const helm = [process.env.HELM_BIN, join(homedir(), 'go/bin/helm')].find((p) => p && existsSync(p));
 
-interface Manifest {
-  kind: string;
-  metadata: { name: string };
-  spec?: any;
-}
-
 /** helm template output as objects (the chart emits JSON-compatible YAML only where we read it). */
 function renderedDocs(args: string[]): string[] {
   const out = execFileSync(helm!, ['template', 'rel', CHART, ...args], { encoding: 'utf8' });

@@ -10,6 +10,8 @@ export type { MeteredRequest } from './metering';
 export interface Metering {
   /** Runs after validation, before the handler (see `createMeteringHook`). */
   hook: Guard;
+  /** Runs when the handler refused a metered request: gives its spend back. */
+  refund: Guard;
   /** Stops following limit changes and waits (briefly) for usage records still on their way. */
   stop(): Promise<void>;
 }
@@ -31,8 +33,9 @@ export async function createMetering(deps: { meter: Meter; bus: Bus; clients: Cl
     send: (batch) => bus.send(USAGE_QUEUE, batch, { messageId: batch.id }),
     logger: deps.logger,
   });
+  const hooks = createMeteringHook({ meter: deps.meter, policies, record: (r) => usage.record(r), logger: deps.logger, now: deps.now });
   return {
-    hook: createMeteringHook({ meter: deps.meter, policies, record: (r) => usage.record(r), logger: deps.logger, now: deps.now }),
+    ...hooks,
     async stop() {
       await following.close();
       await usage.drain();

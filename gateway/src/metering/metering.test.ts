@@ -8,7 +8,13 @@ import { MemoryMeter } from '@supply/kit/meter/memory';
 import type { UsageRecord } from '@supply/tokens/usage/record';
 import { createApp } from '../app';
 import { defineRoute, q, type Access, type RouteDef } from '../http/routes';
-import { createMeteringHook, endpointOf, OUTAGE_RETRY_AFTER_SECONDS } from './metering';
+import { createMeteringHook, endpointOf, OUTAGE_RETRY_AFTER_SECONDS, type MeteringOptions } from './metering';
+
+/** The app's two metering options from one hook pair. */
+const meteringHooks = (options: MeteringOptions) => {
+  const { hook, refund } = createMeteringHook(options);
+  return { meter: hook, refund };
+};
 import { TenantPolicies, type TenantLimits } from './policies';
 
 const token = (cost: 'read' | 'compute' | 'utility'): Access => ({ kind: 'token', scope: null, module: null, level: 'view', cost });
@@ -102,7 +108,7 @@ async function harness(options: { limits?: Partial<TenantLimits>; used?: number;
       if (!id) throw new AppError('unauthenticated', 'Unauthenticated.');
       res.locals.principal = { tenant: 'demo', token_id: id };
     },
-    meter: createMeteringHook({
+    ...meteringHooks({
       meter,
       policies,
       record: (r) => records.push(r),
@@ -150,7 +156,7 @@ describe('metering', () => {
   let h: Harness;
   afterEach(() => h?.close());
 
-  it('answers with RateLimit, RateLimit-Policy and Credits-Remaining, also when the handler then fails', async () => {
+  it('answers with RateLimit, RateLimit-Policy and Credits-Remaining, and gives back what a refused request spent', async () => {
     h = await harness();
     const ok = await h.get('/things');
     assert.equal(ok.status, 200);
@@ -160,16 +166,16 @@ describe('metering', () => {
 
     const missing = await h.get('/things?missing=1');
     assert.equal(missing.status, 404);
-    assert.deepEqual(rateLimit(missing), { r: 3, t: 60 });
-    assert.equal(missing.headers.get('credits-remaining'), '98', 'an accepted request is charged whatever the service answers');
+    assert.deepEqual(rateLimit(missing), { r: 4, t: 60 }, 'the rate slot is given back');
+    assert.equal(missing.headers.get('credits-remaining'), '99', 'a request the service refused spends nothing');
 
     const compute = await h.get('/things/7/compute', 1, 'POST');
-    assert.equal(compute.headers.get('credits-remaining'), '78');
+    assert.equal(compute.headers.get('credits-remaining'), '79');
     assert.deepEqual(
       h.records.map((r) => [r.method, r.endpoint, r.cost, r.status, r.token_id, r.tenant]),
       [
         ['GET', '/things', 1, 200, 1, 'demo'],
-        ['GET', '/things', 1, 404, 1, 'demo'],
+        ['GET', '/things', 0, 404, 1, 'demo'],
         ['POST', '/things/{id}/compute', 20, 200, 1, 'demo'],
       ],
     );

@@ -16,6 +16,17 @@ export interface MeteredRequest {
   period: CreditPeriod;
   /** The balance after this request; null when the meter could not be asked. */
   balance: number | null;
+  /** The rate window this request took a slot of, and what the answer said of it. */
+  rule: RateLimitRule;
+  rate: MeterDecision['rate'];
+  /** Set once the request was refused after metering and its spend given back. */
+  refunded?: boolean;
+}
+
+/** The metering step and its undo for requests refused after it (DECISIONS 7: a refusal spends nothing). */
+export interface MeteringHooks {
+  hook: Guard;
+  refund: Guard;
 }
 
 export interface MeteringOptions {
@@ -111,7 +122,7 @@ class MeterOutage {
  * `RateLimit-Policy` and `Credits-Remaining`, whatever the handler then answers. Once this
  * step passes the request is charged, and its usage record is sent when the answer is done.
  */
-export function createMeteringHook(options: MeteringOptions): Guard {
+export function createMeteringHook(options: MeteringOptions): MeteringHooks {
   const { meter, policies, logger, now } = options;
   const clock = options.clock ?? (() => performance.now());
   const fallback = options.fallback ?? new LocalLimiter({ clock });
@@ -144,7 +155,7 @@ export function createMeteringHook(options: MeteringOptions): Guard {
     return fallback.check(rule);
   }
 
-  function recordWhenDone(res: Response, route: RouteDef, principal: Principal, cost: number, at: Date): void {
+  function recordWhenDone(res: Response, route: RouteDef, principal: Principal, at: Date): void {
     res.once('close', () =>
       options.record({
         id: randomUUID(),
@@ -153,7 +164,8 @@ export function createMeteringHook(options: MeteringOptions): Guard {
         token_id: principal.token_id,
         method: route.method.toUpperCase(),
         endpoint: endpointOf(route.path),
-        cost,
+        // A refunded request shows with cost 0, so recorded use still adds up to the balance.
+        cost: (res.locals.metering as MeteredRequest | undefined)?.cost ?? 0,
         // An answer never finished means the client went away first.
         status: res.writableFinished ? res.statusCode : 499,
         at: at.toISOString(),
@@ -161,7 +173,7 @@ export function createMeteringHook(options: MeteringOptions): Guard {
     );
   }
 
-  return async (route: RouteDef, _req: Request, res: Response) => {
+  const hook: Guard = async (route: RouteDef, _req: Request, res: Response) => {
     const access = route.access;
     if (access.kind === 'none') return;
     const principal: Principal = res.locals.principal;
@@ -172,7 +184,7 @@ export function createMeteringHook(options: MeteringOptions): Guard {
       const rule = { key: `rl-legacy:${principal.tenant}:${principal.token_id}`, ...legacyCeiling };
       const decision = (await ask(rule)) ?? fallBack(rule);
       if (!decision.allowed) throw rateLimited(rule, decision.rate);
-      recordWhenDone(res, route, principal, 0, at);
+      recordWhenDone(res, route, principal, at);
       return;
     }
 
@@ -198,8 +210,9 @@ export function createMeteringHook(options: MeteringOptions): Guard {
       const local = fallBack(rule);
       setRateHeaders(res, rule, local.rate);
       if (!local.allowed) throw rateLimited(rule, local.rate);
-      res.locals.metering = { cost, period, balance: null } satisfies MeteredRequest;
-      recordWhenDone(res, route, principal, cost, at);
+      // Only free requests get here, and the local window has no refund: nothing to give back.
+      res.locals.metering = { cost, period, balance: null, rule, rate: local.rate, refunded: true } satisfies MeteredRequest;
+      recordWhenDone(res, route, principal, at);
       return;
     }
 
@@ -214,7 +227,28 @@ export function createMeteringHook(options: MeteringOptions): Guard {
         `This workspace's credits for ${period.key} are spent (this request costs ${cost}, ${Math.max(0, balance)} remain); they renew on ${period.end.toISOString().slice(0, 10)}.`,
       );
     }
-    res.locals.metering = { cost, period, balance } satisfies MeteredRequest;
-    recordWhenDone(res, route, principal, cost, at);
+    res.locals.metering = { cost, period, balance, rule, rate: decision.rate } satisfies MeteredRequest;
+    recordWhenDone(res, route, principal, at);
   };
+
+  /** Gives back the rate slot and the credits of a request its handler then refused, and says so in its headers. */
+  const refund: Guard = async (_route: RouteDef, _req: Request, res: Response) => {
+    const metered = res.locals.metering as MeteredRequest | undefined;
+    const principal: Principal | undefined = res.locals.principal;
+    if (!metered || metered.refunded || !principal) return;
+    metered.refunded = true;
+    const { cost, period, rule, rate } = metered;
+    try {
+      const balance = await meter.refund(rule.key, cost > 0 ? { key: creditKey(principal.tenant, period), cost } : undefined);
+      metered.cost = 0;
+      if (res.headersSent) return;
+      res.setHeader('RateLimit', `"default";r=${Math.min(rule.limit, rate.remaining + 1)};t=${rate.resetSeconds}`);
+      if (balance !== null) res.setHeader('Credits-Remaining', String(Math.max(0, balance)));
+    } catch (err) {
+      // The request stays charged; losing one refund beats failing the answer.
+      logger.warn({ err }, 'could not refund a refused request');
+    }
+  };
+
+  return { hook, refund };
 }

@@ -58,3 +58,19 @@ else
 end
 return {1, 0, limit - count - 1, resetMs, balance}
 `;
+
+/**
+ * The Redis side of `Meter.refund`: gives one slot back to a window that still exists and
+ * `cost` credits to a balance that still exists, atomically. KEYS[1] window, KEYS[2] balance
+ * (optional); ARGV[1] cost. Returns the balance after the refund, or false when there is none.
+ */
+export const REFUND_SCRIPT = `
+local count = tonumber(redis.call('HGET', KEYS[1], 'count'))
+if count ~= nil and count > 0 then
+  redis.call('HINCRBY', KEYS[1], 'count', -1)
+end
+if #KEYS == 2 and redis.call('EXISTS', KEYS[2]) == 1 then
+  return redis.call('INCRBY', KEYS[2], ARGV[1])
+end
+return false
+`;

@@ -90,6 +90,20 @@ export class MemoryMeter implements Meter {
     return { allowed: true, remaining: rate.limit - window.count, resetMs, balance };
   }
 
+  async refund(rateKey: string, credit?: { key: string; cost: number }): Promise<number | null> {
+    this.#open();
+    checkKey(rateKey);
+    const now = this.#now();
+    const window = this.#windows.get(rateKey);
+    if (window && window.resetAt > now && window.count > 0) window.count -= 1;
+    if (!credit) return null;
+    checkKey(credit.key);
+    const counter = this.#live(credit.key, now);
+    if (!counter) return null;
+    counter.value += credit.cost;
+    return counter.value;
+  }
+
   async creditBalance(key: string): Promise<number | null> {
     this.#open();
     checkKey(key);

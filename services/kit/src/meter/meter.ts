@@ -32,6 +32,12 @@ export interface MeterDecision {
 export interface Meter {
   /** Checks the rate window and (if given) the credit balance, then spends both, atomically. */
   check(rate: RateLimitRule, credit?: CreditRule): Promise<MeterDecision>;
+  /**
+   * Gives back what an allowed `check` spent, for a request that was refused after it: one
+   * slot of the rate window (while that window lasts) and `credit.cost` credits (while the
+   * balance exists). Returns the credit balance after the refund, or null when there is none.
+   */
+  refund(rateKey: string, credit?: { key: string; cost: number }): Promise<number | null>;
   /** Reads a credit balance without spending; null when never used this period. */
   creditBalance(key: string): Promise<number | null>;
   /** Sets a credit balance (rebuild from usage records, operator top-up). */

@@ -1,7 +1,7 @@
 /** The Redis meter: shared by every process, each check one atomic script call on server time. */
 import { createClient, ErrorReply } from 'redis';
 import { AppError, isAppError } from '../errors.js';
-import { CHECK_SCRIPT } from './check-script.js';
+import { CHECK_SCRIPT, REFUND_SCRIPT } from './check-script.js';
 import type { CreditRule, Meter, MeterDecision, RateLimitRule } from './meter.js';
 import { checkBalance, checkCounter, checkCreditRule, checkKey, toDecision, windowMsOf } from './rules.js';
 
@@ -102,6 +102,20 @@ export class RedisMeter implements Meter {
       if (!(error instanceof ErrorReply && error.message.startsWith('NOSCRIPT'))) throw error;
       return (await this.#client.eval(CHECK_SCRIPT, { keys, arguments: args })) as ScriptReply;
     }
+  }
+
+  async refund(rateKey: string, credit?: { key: string; cost: number }): Promise<number | null> {
+    checkKey(rateKey);
+    const keys = [this.#key(rateKey)];
+    const args: string[] = [];
+    if (credit) {
+      checkKey(credit.key);
+      keys.push(this.#key(credit.key));
+      args.push(String(credit.cost));
+    }
+    // Refunds are rare (refused requests only), so the script is sent whole rather than cached.
+    const balance = await this.#call(() => this.#client.eval(REFUND_SCRIPT, { keys, arguments: args }));
+    return typeof balance === 'number' ? balance : null;
   }
 
   async creditBalance(key: string): Promise<number | null> {
