@@ -69,7 +69,11 @@ export function adaptService<D extends ServiceDefinition>(
       }
       const base = metadataToContext(call.metadata, randomUUID());
       const controller = new AbortController();
-      call.on('cancelled', () => controller.abort());
+      let settled = false;
+      // grpc-js also emits 'cancelled' once a finished call is torn down; only an unfinished one is aborted.
+      call.on('cancelled', () => {
+        if (!settled) controller.abort();
+      });
       const deadline = call.getDeadline();
       const deadlineMs = deadline instanceof Date ? deadline.getTime() : Number(deadline);
       let timer: NodeJS.Timeout | undefined;
@@ -88,17 +92,22 @@ export function adaptService<D extends ServiceDefinition>(
       };
       const started = process.hrtime.bigint();
       const elapsedMs = () => Number(process.hrtime.bigint() - started) / 1e6;
+      const debug = opts.logger.isLevelEnabled('debug');
       // grpc-js hands a client-streaming handler a ServerReadableStream, which is async iterable.
       const input = streaming ? (call as unknown as ServerReadableStream<unknown, unknown>) : call.request;
       runWithContext(ctx, () => handler(input, ctx)).then(
         (response) => {
+          settled = true;
           clearTimeout(timer);
-          runWithContext(ctx, () => opts.logger.debug({ rpc: method, ms: elapsedMs() }, 'rpc ok'));
+          if (debug) runWithContext(ctx, () => opts.logger.debug({ rpc: method, ms: elapsedMs() }, 'rpc ok'));
           callback(null, response);
         },
         (err: unknown) => {
+          settled = true;
           clearTimeout(timer);
-          runWithContext(ctx, () => opts.logger.debug({ rpc: method, ms: elapsedMs(), code: isAppError(err) ? err.code : 'internal' }, 'rpc failed'));
+          if (debug) {
+            runWithContext(ctx, () => opts.logger.debug({ rpc: method, ms: elapsedMs(), code: isAppError(err) ? err.code : 'internal' }, 'rpc failed'));
+          }
           if (isAppError(err)) {
             if (err.code === 'internal') opts.logger.error({ err, method }, 'handler failed');
             callback(toServiceError(err));
