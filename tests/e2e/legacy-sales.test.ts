@@ -198,9 +198,8 @@ describe('legacy GET /sales and GET /supply-plan/get/process', function () {
     assert.equal((await api(sys, `/demo/api/v1/${path}`, {})).status, 401);
     assert.equal((await get(path, acme)).status, 401);
     const nodemand = await sys.tokenFor('demo', 'nodemand@demo.test', ['public_api.read']);
-    const refused = await get(path, nodemand);
-    assert.equal(refused.status, 403);
-    assert.equal(refused.body.success, false);
+    // The body of a gate refusal is the gateway's one rule for every route (identity tests).
+    assert.equal((await get(path, nodemand)).status, 403);
     const ok = await get(path);
     assert.equal(ok.headers.get('credits-remaining'), null);
     assert.equal(ok.headers.get('ratelimit'), null);

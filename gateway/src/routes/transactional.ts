@@ -40,7 +40,6 @@ interface CursorList<F extends FilterSchemas, Res extends { page?: pb.PageInfo }
   present(response: Res, include: ReadonlySet<string>): unknown[];
 }
 
-
 /** A comma list parameter: names only from `allowed` (else 400 invalid-query), a string (else 422). */
 function commaNames(param: 'sort' | 'include', raw: unknown, allowed: readonly string[], strip = (name: string) => name): string[] {
   if (raw === undefined) return [];
@@ -112,7 +111,7 @@ function cursorListRoute<F extends FilterSchemas, Res extends { page?: pb.PageIn
       if (notStrings.length > 0) {
         throw new ValidationError(Object.fromEntries(notStrings.map(([name]) => [`filter.${name}`, [`The filter.${name} field must be a string.`]])));
       }
-      const parsed = filterSchema.safeParse(rawFilter);
+      const parsed = filterSchema.safeParse(rawFilter, { reportInput: true });
       if (!parsed.success) throw new ValidationError(fieldErrorsFromZod(parsed.error, ['filter']));
       const filter = parsed.data as { [K in keyof F]?: z.output<F[K]> };
 

@@ -48,6 +48,8 @@ export const INVENTORY: CollectionSpec = {
     index('location_id', 'location_name_lower', '_id'),
     index('location_date', 'location_name_lower', 'inventory_date', '_id'),
     index('updated_at', 'updated_at', '_id'),
+    // Replace mode walks a location scope's records only.
+    index('scope_id', 'location_id', '_id'),
   ],
 };
 

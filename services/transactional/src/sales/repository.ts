@@ -42,7 +42,8 @@ export interface SalesRecordDoc extends Doc {
  *   `updated_at`, each ascending or descending;
  * - `item_name,sell_date` and `item_name,-sell_date` (and their reverses);
  * - with one sale type (the legacy walk, forecasts only): sort `id` or `sell_date`;
- * - with one item (or a list of up to 8, split per item): sort `id` or `sell_date`.
+ * - with one item (or a list of up to 8, split per item): sort `id` or `sell_date`;
+ * - replace-mode deletes: the records of a sale type (and customer group) scope, by id.
  * Other combinations read the matching records and sort them in memory.
  */
 export const SALES: CollectionSpec = {
@@ -65,6 +66,8 @@ export const SALES: CollectionSpec = {
     index('quantity', 'quantity', '_id'),
     index('created_at', 'created_at', '_id'),
     index('updated_at', 'updated_at', '_id'),
+    // Replace mode walks the scope's records only (a forecast replace never reads the history).
+    index('scope_id', 'sale_type_id', 'customer_group_id', '_id'),
   ],
 };
 
