@@ -9,14 +9,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import amqp from 'amqplib';
 import { createClients, loadConfig, type Clients } from '@supply/kit';
 import { CHUNKS_QUEUE } from '@supply/workflows/sync/dispatch';
 import { openJobs } from '@supply/workflows/jobs/repository';
 import { openStaging } from '@supply/workflows/sync/staging';
 import { freePortRange } from '../support/ports';
 import { startSystem, type TestSystem } from '../support/system';
-import { days, postFile, readJob, salesCsv, salesRecords, salesRow, waitForJob } from '../e2e/workflows-support';
+import { days, dropBusNamespace, postFile, readJob, salesCsv, salesRecords, salesRow, waitForJob } from '../e2e/workflows-support';
 
 const AMQP_URL = process.env.AMQP_URL;
 const MAIN = 'services/runner/src/main.ts';
@@ -96,28 +95,6 @@ async function midJob(clients: Clients, token: string, jobId: number): Promise<v
   }
 }
 
-/** Deletes the queues and exchanges a test namespace left on the broker. */
-async function dropNamespace(namespace: string): Promise<void> {
-  if (!AMQP_URL) return;
-  const connection = await amqp.connect(AMQP_URL);
-  try {
-    for (const queue of [CHUNKS_QUEUE, 'workflows.job-events']) {
-      for (const name of [`${namespace}.${queue}`, `${namespace}.${queue}.dead`]) {
-        const channel = await connection.createChannel();
-        channel.on('error', () => undefined);
-        await channel.deleteQueue(name).catch(() => undefined);
-        await channel.close().catch(() => undefined);
-      }
-    }
-    const channel = await connection.createChannel();
-    channel.on('error', () => undefined);
-    await channel.deleteExchange(`${namespace}.dead-letter`).catch(() => undefined);
-    await channel.close().catch(() => undefined);
-  } finally {
-    await connection.close();
-  }
-}
-
 describe('workflows faults', function () {
   this.timeout(120_000);
   const dirs: string[] = [];
@@ -138,7 +115,7 @@ describe('workflows faults', function () {
   });
   after(async () => {
     dirs.forEach((d) => rmSync(d, { recursive: true, force: true }));
-    for (const ns of namespaces) await dropNamespace(ns).catch(() => undefined);
+    for (const ns of namespaces) await dropBusNamespace({ AMQP_URL: AMQP_URL!, BUS_NAMESPACE: ns }).catch(() => undefined);
   });
 
   /** A token for planner@demo.test with a rate limit these tests cannot reach. */

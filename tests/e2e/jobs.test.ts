@@ -3,11 +3,13 @@
 import assert from 'node:assert/strict';
 import type { PrincipalContext } from '@supply/kit';
 import { api, startSystem, type TestSystem } from '../support/system';
+import { busEnv, dropBusNamespace } from './workflows-support';
 
 const QUEUE = 'workflows.job-events';
 
 describe('jobs: the internal job API', function () {
   this.timeout(30_000);
+  const bus = busEnv();
   let sys: TestSystem;
   let token: string;
   let principal: PrincipalContext;
@@ -24,13 +26,16 @@ describe('jobs: the internal job API', function () {
   const send = async (event: object) => (await sys.proc.deps.bus()).send(QUEUE, event);
 
   before(async () => {
-    sys = await startSystem();
+    sys = await startSystem({ env: bus });
     await sys.clients.tokens.updateTenant({ slug: 'demo', rate_limit: 100_000 }, { context: { requestId: 'test', tenant: 'demo' } });
     token = await sys.tokenFor('demo', 'planner@demo.test', ['public_api.compute']);
     const p = await sys.clients.tokens.authenticate({ token }, { context: { requestId: 'test', tenant: 'demo' } });
     principal = { tenant: 'demo', tokenId: p.token_id, userId: p.user_id, scopes: p.scopes, isAdmin: p.is_admin };
   });
-  after(() => sys?.stop());
+  after(async () => {
+    await sys?.stop();
+    await dropBusNamespace(bus);
+  });
 
   it('CreateJob registers a queued job for the calling token; its events fold into GET /jobs/{id}', async () => {
     const created = await sys.clients.workflows.createJob({ kind: 'forecast_run', total: 0 }, { context: { requestId: 'test', tenant: 'demo', principal } });
@@ -76,13 +81,13 @@ describe('jobs: the internal job API', function () {
     const created = await sys.clients.workflows.createJob({ kind: 'supply_plan_run', total: 1 }, { context: { requestId: 'test', tenant: 'demo', principal } });
     await send({ type: 'finished', job_id: created.id, tenant: 'acme', status: 'succeeded' });
     await send({ type: 'part', job_id: created.id, tenant: 'demo' });
-    const bus = await sys.proc.deps.bus();
+    const events = await sys.proc.deps.bus();
     for (let i = 0; i < 200; i++) {
-      const dead = await bus.deadLetters<{ job_id: number }>(QUEUE, 100);
+      const dead = await events.deadLetters<{ job_id: number }>(QUEUE, 100);
       if (dead.some((m) => m.body.job_id === created.id)) break;
       await new Promise((r) => setTimeout(r, 50));
     }
-    assert.ok((await bus.deadLetters<{ job_id: number }>(QUEUE, 100)).some((m) => m.body.job_id === created.id));
+    assert.ok((await events.deadLetters<{ job_id: number }>(QUEUE, 100)).some((m) => m.body.job_id === created.id));
     assert.equal((await job(created.id)).body.data[0].status, 'queued');
   });
 });

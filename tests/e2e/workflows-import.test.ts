@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { api, startSystem, type TestSystem } from '../support/system';
-import { days, postFile, SALES_HEADER, salesCsv, salesRecords, salesRow, waitForJob } from './workflows-support';
+import { busEnv, days, dropBusNamespace, postFile, SALES_HEADER, salesCsv, salesRecords, salesRow, waitForJob } from './workflows-support';
 
 const IMPORT = '/demo/api/v1/workflows/sync-sales/import';
 const call = { context: { requestId: 'test', tenant: 'demo' } };
 
 describe('workflows: CSV file imports', function () {
   this.timeout(60_000);
+  const bus = busEnv();
   let sys: TestSystem;
   let token: string;
 
@@ -23,12 +24,15 @@ describe('workflows: CSV file imports', function () {
     salesRecords(sys.clients, 'demo', { item_names: [item], customer_group_names: ['Retail'], sell_date_from: from, sell_date_to: to });
 
   before(async () => {
-    sys = await startSystem();
+    sys = await startSystem({ env: bus });
     await sys.clients.tokens.updateTenant({ slug: 'demo', rate_limit: 100_000 }, call);
     token = await sys.tokenFor('demo', 'planner@demo.test', ['*']);
     await sys.clients.reference.createItems({ array_body: true, records: [{ name: 'WF "Big", Pack', uom: 'ea', unit_cost: 1, unit_price: 2 }] }, call);
   });
-  after(() => sys?.stop());
+  after(async () => {
+    await sys?.stop();
+    await dropBusNamespace(bus);
+  });
 
   it('reads UTF-8 with a BOM, CRLF line ends and RFC 4180 quoting (commas and doubled quotes inside fields)', async () => {
     const d = days('2041-01-01', 2);

@@ -1,6 +1,48 @@
 // Helpers the workflows E2E and fault tests share: sales rows, CSV bodies, multipart posts,
 // polling a job to its end, and reading what the transactional service holds.
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
+import amqp from 'amqplib';
 import type { Clients } from '@supply/kit';
+
+const run = promisify(execFile);
+
+/**
+ * The bus these tests run on: RabbitMQ in a namespace of their own when AMQP_URL is set
+ * (dropped again by `dropBusNamespace`), else the embedded bus.
+ */
+export function busEnv(): Record<string, string> {
+  const url = process.env.AMQP_URL;
+  return url ? { AMQP_URL: url, BUS_NAMESPACE: `wf-test-${randomBytes(4).toString('hex')}` } : {};
+}
+
+/**
+ * Deletes what a test namespace left on the broker: every queue rabbitmqctl lists under it
+ * (when it can run here), else the workflows queues, and the dead-letter exchange.
+ */
+export async function dropBusNamespace(env: Record<string, string>): Promise<void> {
+  if (!env.AMQP_URL || !env.BUS_NAMESPACE) return;
+  const prefix = `${env.BUS_NAMESPACE}.`;
+  const listed = await run('rabbitmqctl', ['list_queues', '-q', '--no-table-headers', 'name']).then(
+    ({ stdout }) => stdout.split('\n').map((l) => l.trim()).filter((name) => name.startsWith(prefix)),
+    () => ['workflows.sync-chunks', 'workflows.job-events'].flatMap((q) => [`${prefix}${q}`, `${prefix}${q}.dead`]),
+  );
+  const connection = await amqp.connect(env.AMQP_URL);
+  // One channel per deletion: a refused one closes only its own channel.
+  const attempt = async (work: (channel: amqp.Channel) => Promise<unknown>) => {
+    const channel = await connection.createChannel();
+    channel.on('error', () => undefined);
+    await work(channel).catch(() => undefined);
+    await channel.close().catch(() => undefined);
+  };
+  try {
+    for (const name of listed) await attempt((channel) => channel.deleteQueue(name));
+    await attempt((channel) => channel.deleteExchange(`${prefix}dead-letter`));
+  } finally {
+    await connection.close();
+  }
+}
 
 export const FINISHED = ['succeeded', 'partially_succeeded', 'failed'];
 

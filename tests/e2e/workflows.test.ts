@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { api, startSystem, type TestSystem } from '../support/system';
-import { days, inventoryRecords, salesRecords, salesRow, waitForJob } from './workflows-support';
+import { busEnv, days, dropBusNamespace, inventoryRecords, salesRecords, salesRow, waitForJob } from './workflows-support';
 
 const SALES = '/demo/api/v1/workflows/sync-sales';
 const INVENTORY = '/demo/api/v1/workflows/sync-inventory';
@@ -8,6 +8,7 @@ const call = { context: { requestId: 'test', tenant: 'demo' } };
 
 describe('workflows: sales and inventory sync (JSON)', function () {
   this.timeout(60_000);
+  const bus = busEnv();
   let sys: TestSystem;
   let token: string;
   let secondToken: string;
@@ -25,7 +26,7 @@ describe('workflows: sales and inventory sync (JSON)', function () {
   }
 
   before(async () => {
-    sys = await startSystem();
+    sys = await startSystem({ env: bus });
     // These tests send more requests a minute than the default rate limit lets one token make.
     await sys.clients.tokens.updateTenant({ slug: 'demo', rate_limit: 100_000 }, call);
     token = await sys.tokenFor('demo', 'planner@demo.test', ['*']);
@@ -36,7 +37,10 @@ describe('workflows: sales and inventory sync (JSON)', function () {
     await sys.clients.reference.createItems({ array_body: true, records: ['WF-ITEM-1', 'WF-ITEM-2', 'WF-ITEM-3'].map((name) => ({ name, uom: 'ea', unit_cost: 1, unit_price: 2 })) }, call);
     await sys.clients.reference.createCustomerGroups({ array_body: true, records: ['WF-Group-A', 'WF-Group-B', 'WF-Group-C'].map((name) => ({ name })) }, call);
   });
-  after(() => sys?.stop());
+  after(async () => {
+    await sys?.stop();
+    await dropBusNamespace(bus);
+  });
 
   describe('upsert', () => {
     it('answers 202 with the queued job, creates, then on a match changes only quantity and uom', async () => {

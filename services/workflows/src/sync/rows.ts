@@ -55,9 +55,9 @@ export const SPECS: Record<Entity, EntitySpec> = { sales: SALES, inventory: INVE
 
 export const MAX_NAME = 255;
 
-/** A real calendar date written YYYY-MM-DD. */
+/** A real calendar date written YYYY-MM-DD, from the year 1000 on (the transactional service takes no earlier one). */
 export function isIsoDate(value: string): boolean {
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
+  if (!/^[1-9]\d{3}-\d{2}-\d{2}$/.test(value)) return false;
   const at = new Date(`${value}T00:00:00Z`);
   return !Number.isNaN(at.getTime()) && at.toISOString().slice(0, 10) === value;
 }

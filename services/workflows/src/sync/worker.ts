@@ -16,6 +16,8 @@ import { CHUNK_ROWS, chunkId, keepFirstPlan, type ChunkDoc, type Staging } from 
 
 /** Internal calls of a chunk get this long. */
 const CHUNK_CALL_DEADLINE_MS = 60_000;
+/** Deleting what a replace did not load may cover a large scope (the service deletes in batches). */
+const DELETE_DEADLINE_MS = 600_000;
 
 export function loadIdOf(jobId: number): string {
   return `job:${jobId}`;
@@ -115,15 +117,16 @@ export class ChunkWorker {
   private async deleteOutsideLoad(job: JobDoc, ctx: LoadContext): Promise<number> {
     const sync = job.sync!;
     const scope = sync.scope_ids ?? {};
+    const call = { ...ctx.call, deadlineMs: DELETE_DEADLINE_MS };
     const remove = (dry_run: boolean) =>
       sync.entity === 'sales'
         ? this.clients.transactional.deleteSalesOutsideLoad(
             { load_id: ctx.load_id, sale_type_ids: scope.sale_type ?? [], customer_group_ids: scope.customer_group ?? [], dry_run },
-            ctx.call,
+            call,
           )
         : this.clients.transactional.deleteInventoryOutsideLoad(
             { load_id: ctx.load_id, location_ids: scope.location ?? [], item_ids: scope.item ?? [], dry_run },
-            ctx.call,
+            call,
           );
     const upload = await this.staging.uploads.findById(sync.upload);
     if (!upload) throw new Error(`upload of job ${job._id} is missing`);
