@@ -1,4 +1,5 @@
 import { NotFoundError, type PrincipalContext } from '@supply/kit';
+import { KeyedMutex } from '../keyed-mutex';
 import type { supply_workflows_v1 as pb } from '@supply/protos';
 import { timestamp, ZERO_COUNTS, type JobDoc, type Jobs, type SyncState } from './repository';
 
@@ -31,7 +32,7 @@ export function jobMessage(job: JobDoc): pb.Job {
  * in other processes cannot lose each other's changes.
  */
 export class JobRecords {
-  private readonly queues = new Map<number, Promise<unknown>>();
+  private readonly writes = new KeyedMutex();
 
   constructor(readonly jobs: Jobs) {}
 
@@ -70,13 +71,7 @@ export class JobRecords {
    * (else reads and tries again). `change` returns null for "no change".
    */
   update(id: number, change: (job: JobDoc) => JobDoc | null): Promise<{ job: JobDoc | null; changed: boolean }> {
-    const previous = this.queues.get(id) ?? Promise.resolve();
-    const run = previous.catch(() => undefined).then(() => this.compareAndSet(id, change));
-    this.queues.set(id, run);
-    void run.finally(() => {
-      if (this.queues.get(id) === run) this.queues.delete(id);
-    }).catch(() => undefined);
-    return run;
+    return this.writes.run(id, () => this.compareAndSet(id, change));
   }
 
   private async compareAndSet(id: number, change: (job: JobDoc) => JobDoc | null): Promise<{ job: JobDoc | null; changed: boolean }> {

@@ -10,6 +10,7 @@ import { mergeErrors } from '../jobs/fold';
 import { jobMessage, type JobRecords } from '../jobs/records';
 import type { JobDoc, SyncState } from '../jobs/repository';
 import { IdempotencyKeys, type Claim } from '../idempotency/keys';
+import { KeyedMutex } from '../keyed-mutex';
 import { ChunkProcessor, planCounts, type LoadContext } from './chunks';
 import { columnsFor, CsvRecords, fileError } from './csv';
 import type { Dispatcher } from './dispatch';
@@ -56,21 +57,8 @@ function canonical(value: unknown): string {
 
 const sha256 = (...parts: string[]) => createHash('sha256').update(parts.join('\n')).digest('hex');
 
-/** Serialises work per key within the process (admission checks that count, then insert). */
-class KeyedMutex {
-  private readonly tails = new Map<string, Promise<unknown>>();
-  run<T>(key: string, work: () => Promise<T>): Promise<T> {
-    const previous = this.tails.get(key) ?? Promise.resolve();
-    const next = previous.catch(() => undefined).then(work);
-    this.tails.set(key, next);
-    void next.finally(() => {
-      if (this.tails.get(key) === next) this.tails.delete(key);
-    }).catch(() => undefined);
-    return next;
-  }
-}
-
 export class SyncService {
+  /** Per tenant: an admission counts the active jobs, then inserts one. */
   private readonly admission = new KeyedMutex();
 
   constructor(
