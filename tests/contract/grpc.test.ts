@@ -10,7 +10,7 @@ type Unary = (req: object, md: grpc.Metadata, cb: (err: grpc.ServiceError | null
 
 /** Loads a service the way a caller in another codebase would: from the .proto alone. */
 function loadService(file: string, pkg: string[], service: string, address: string): Record<string, Unary> & grpc.Client {
-  const def = protoLoader.loadSync(file, { includeDirs: [PROTOS], keepCase: true, longs: Number, defaults: true });
+  const def = protoLoader.loadSync(file, { includeDirs: [PROTOS], keepCase: true, longs: Number, enums: String, defaults: true });
   let node: any = grpc.loadPackageDefinition(def);
   for (const p of pkg) node = node[p];
   return new node[service](address, grpc.credentials.createInsecure());

@@ -470,7 +470,9 @@ describe('identity: the legacy exchange after its sunset', function () {
     assert.equal(res.status, 410);
     assert.equal(res.headers.get('sunset'), 'Fri, 01 Jan 2027 00:00:00 GMT');
     assert.ok(res.headers.get('deprecation'));
-    assert.match((await bodyOf(res)).message, /removed on 2027-01-01/);
+    const gone = await bodyOf(res);
+    assert.match(res.headers.get('content-type') ?? '', /^application\/problem\+json/);
+    assert.match(gone.detail, /removed on 2027-01-01/);
     const token = await sys.tokenFor('demo', 'planner@demo.test', ['public_api.read']);
     assert.equal((await api(sys, '/demo/api/v1/uoms', { token })).status, 200, 'current tokens keep working');
   });

@@ -35,17 +35,17 @@ describe('metering: rate limits, credits and usage', function () {
 
     const missing = await api(sys, `/${slug}/api/v1/items/999999`, { token: t });
     assert.equal(missing.status, 404);
-    assert.equal(missing.headers.get('credits-remaining'), '994', 'an accepted request the service answers 404 is charged');
-    assert.equal(rateLimitOf(missing.headers).r, 5);
+    assert.equal(missing.headers.get('credits-remaining'), '995', 'a request the service refuses (404) is refunded');
+    assert.equal(rateLimitOf(missing.headers).r, 6, 'and gives its rate token back');
 
     const tokens = await api(sys, `/${slug}/api/v1/tokens`, { token: t });
     assert.equal(tokens.status, 200);
-    assert.equal(tokens.headers.get('credits-remaining'), '994', 'utilities cost nothing');
-    assert.equal(rateLimitOf(tokens.headers).r, 4, 'but take a rate token');
+    assert.equal(tokens.headers.get('credits-remaining'), '995', 'utilities cost nothing');
+    assert.equal(rateLimitOf(tokens.headers).r, 5, 'but take a rate token');
 
     const shown = await api(sys, `/${slug}/api/v1/credits`, { token: t });
     assert.equal(shown.headers.get('credits-remaining'), String(shown.body.data[0].balance));
-    assert.equal(shown.body.data[0].balance, 994);
+    assert.equal(shown.body.data[0].balance, 995);
     assert.equal(shown.body.data[0].allowance, 1_000);
   });
 
@@ -110,30 +110,31 @@ describe('metering: rate limits, credits and usage', function () {
     await api(sys, `/${slug}/api/v1/uoms`, { token: b });
 
     const today = new Date().toISOString().slice(0, 10);
-    await usageFolded(sys, slug, (totals) => assert.deepEqual(totals, { requests: 6, credits: 7 }));
+    // The 404 is recorded with cost 0: it was refunded.
+    await usageFolded(sys, slug, (totals) => assert.deepEqual(totals, { requests: 6, credits: 6 }));
     const all = await api(sys, `/${slug}/api/v1/usage`, { token: a });
     assert.deepEqual(
       all.body.data.map((r: Record<string, unknown>) => [r.day, r.method, r.endpoint, r.token_id, r.requests, r.credits]),
       [
-        [today, 'GET', '/items/{id}', idA, 1, 1],
+        [today, 'GET', '/items/{id}', idA, 1, 0],
         [today, 'GET', '/uoms', idA, 3, 3],
         [today, 'GET', '/uoms', idB, 1, 1],
         [today, 'POST', '/uoms', idB, 1, 2],
       ],
     );
     assert.equal(all.body.data[0].token_name, 'test *');
-    assert.deepEqual(all.body.meta, { from: `${today.slice(0, 7)}-01`, to: today, group_by: ['day', 'endpoint', 'token'], totals: { requests: 6, credits: 7 } });
+    assert.deepEqual(all.body.meta, { from: `${today.slice(0, 7)}-01`, to: today, group_by: ['day', 'endpoint', 'token'], totals: { requests: 6, credits: 6 } });
 
     const byToken = await api(sys, `/${slug}/api/v1/usage?group_by=token&from=${today}&to=${today}`, { token: a });
     assert.deepEqual(
       byToken.body.data.map((r: Record<string, unknown>) => [r.day, r.endpoint, r.token_id, r.requests, r.credits]),
       [
-        [null, null, idA, 4, 4],
+        [null, null, idA, 4, 3],
         [null, null, idB, 2, 3],
       ],
     );
     const shown = await credits(sys, slug, a);
-    assert.deepEqual([shown.used, shown.balance], [7, 493]);
+    assert.deepEqual([shown.used, shown.balance], [6, 494]);
 
     const bad = await api(sys, `/${slug}/api/v1/usage?from=2026-02-30&group_by=week`, { token: a });
     assert.equal(bad.status, 422);

@@ -26,7 +26,8 @@ function wantsJson(req: Request): boolean {
 
 /**
  * The one place an error becomes an HTTP answer: 401 JSON (or login redirect), 422 JSON
- * (or the legacy 422), legacy ad-hoc bodies, and RFC 9457 problem+json for everything else.
+ * (or the legacy 422 `{success: false, ...}`), and RFC 9457 problem+json for everything else, on
+ * legacy routes too (DECISIONS 5 gives the legacy dialect its own 422 body only).
  */
 export function errorHandler(logger: Logger) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
@@ -64,10 +65,6 @@ export function errorHandler(logger: Logger) {
     const slug = (appError.details.problem as ProblemSlug | undefined) ?? PROBLEM_OF_CODE[appError.code];
     const { status, title } = PROBLEMS[slug];
     const detail = appError.code === 'internal' && !appError.details.problem ? 'The server could not complete the request.' : appError.message;
-    if (dialect === 'legacy') {
-      res.status(status).json({ success: false, message: detail });
-      return;
-    }
     res
       .status(status)
       .type('application/problem+json')
