@@ -138,4 +138,19 @@ describe('job events fold', () => {
     assert.equal(foldJobEvent(j, ext({ type: 'finished', status: 'failed' }), NOW)!.status, 'failed');
     assert.equal(foldJobEvent(j, { ...ext({ type: 'finished' }), tenant: 'acme' }, NOW), null, 'another tenant cannot touch the job');
   });
+
+  it('counts a part that arrives after finished, and lets a derived status follow it', () => {
+    const ext = (e: object) => ({ job_id: 7, tenant: 'demo', ...e }) as JobEvent;
+    const early = fold(job(null, 0), [
+      ext({ type: 'started', total: 2 }),
+      ext({ type: 'part', part: 'a', processed: 1, result: { created: 1 } }),
+      ext({ type: 'finished' }),
+    ]);
+    assert.equal(early.status, 'succeeded');
+    const late = foldJobEvent(early, ext({ type: 'part', part: 'b', processed: 1, result: { failed: 1 } }), NOW)!;
+    assert.deepEqual([late.status, late.progress.processed, late.result.failed], ['partially_succeeded', 2, 1]);
+    assert.equal(foldJobEvent(late, ext({ type: 'part', part: 'b', processed: 1, result: { failed: 1 } }), NOW), null, 'still counted once');
+    const named = fold(job(null, 0), [ext({ type: 'finished', status: 'failed' }), ext({ type: 'part', part: 'c', processed: 1, result: { created: 1 } })]);
+    assert.deepEqual([named.status, named.result.created], ['failed', 1], 'a reported status stays');
+  });
 });

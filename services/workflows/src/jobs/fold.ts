@@ -148,7 +148,11 @@ function advanceSync(job: JobDoc, now: string): void {
  * counted, a finished job, an event for another tenant).
  */
 export function foldJobEvent(current: JobDoc, event: JobEvent, now: string): JobDoc | null {
-  if (event.tenant !== current.tenant || isFinished(current)) return null;
+  if (event.tenant !== current.tenant) return null;
+  // Events from other services can arrive out of order: a part that lands after `finished`
+  // still counts (once), and a status derived from the counts follows it.
+  const lateExternalPart = event.type === 'part' && current.sync === null && isFinished(current);
+  if (isFinished(current) && !lateExternalPart) return null;
   const job = structuredClone(current);
   const part = partOf(event);
   if (part !== null) {
@@ -165,10 +169,12 @@ export function foldJobEvent(current: JobDoc, event: JobEvent, now: string): Job
       addCounts(job.result, event.result);
       job.errors = mergeErrors(job.errors, (event.errors ?? []).slice(0, MAX_JOB_ERRORS));
       job.errors_count += Math.max(event.errors_count ?? 0, event.errors?.length ?? 0);
+      if (lateExternalPart && !job.status_reported) job.status = derivedStatus(job);
       break;
     case 'finished': {
-      const status = (FINISHED as readonly string[]).includes(event.status ?? '') ? (event.status as JobStatus) : derivedStatus(job);
-      finish(job, now, status, event.message ?? '');
+      const reported = (FINISHED as readonly string[]).includes(event.status ?? '');
+      job.status_reported = reported;
+      finish(job, now, reported ? (event.status as JobStatus) : derivedStatus(job), event.message ?? '');
       break;
     }
     case 'chunk_validated':

@@ -85,6 +85,8 @@ export interface JobDoc extends Doc {
   version: number;
   /** Units of work already counted (event parts, sync chunk steps): a redelivery counts once. */
   parts: string[];
+  /** True once a `finished` event named the status; otherwise the status follows the counts. */
+  status_reported?: boolean;
   sync: SyncState | null;
 }
 
