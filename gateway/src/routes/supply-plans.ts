@@ -16,7 +16,7 @@ const name = z.string().trim().max(MAX_NAME);
 const body = z
   .strictObject({
     // A string first, so an absent mode reads "required" and a wrong one "invalid".
-    mode: z.string().pipe(z.enum(GENERATION_MODES)).describe('standard | partner | auto (docs/supply-plans.md)'),
+    mode: z.string().pipe(z.enum(GENERATION_MODES)).describe('standard | partner | auto (README: Supply plan generation)'),
     item_location_id: id.optional(),
     item_name: name.optional().describe('with location_name'),
     location_name: name.optional().describe('with item_name'),

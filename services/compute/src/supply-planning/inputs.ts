@@ -1,7 +1,7 @@
 /**
  * From the tenant's data to the engine's input, with no I/O: which customer groups' sales a
  * location plans for, the demand series of each mode, and the item-location's parameters.
- * The rules are written out in docs/supply-plans.md; sources.ts reads what they need.
+ * The rules are written out in the README (Supply plan generation); sources.ts reads what they need.
  */
 import type { supply_reference_v1 as ref } from '@supply/protos';
 import { PlanningInputError, type PartnerPlanInput, type PlanningParameters, type StandardPlanInput, type SupplyPolicy } from '../planning';

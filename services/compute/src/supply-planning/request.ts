@@ -7,7 +7,7 @@ import type { FieldErrors } from '@supply/kit';
 import { SUPPLY_POLICIES, type SupplyPolicy } from '../planning';
 
 /**
- * How a request plans its item-locations (docs/supply-plans.md).
+ * How a request plans its item-locations (README: Supply plan generation).
  * - `standard`: each as our own stocking location: Forecast demand, falling back to History a year earlier.
  * - `partner`: partner (VMI) item-locations only: the partner's sell-through and on-hand.
  * - `auto`: each in the mode its `partner` flag says (partner ones partner, the rest standard).

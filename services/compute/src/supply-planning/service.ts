@@ -12,7 +12,7 @@ import { planBatch, plannedMode } from './planner';
 import type { PlanJobDoc, PlanRepositories } from './repository';
 import { parseGenerationRequest, type GenerationRequest, type Target } from './request';
 
-/** Compute's bounds (docs/supply-plans.md): beyond them a request answers 503 with Retry-After. */
+/** Compute's bounds (README: Supply plan generation): beyond them a request answers 503 with Retry-After. */
 export const LIMITS = {
   /** Item-locations one compute process plans synchronously at once. */
   syncPlansInFlight: 8,
