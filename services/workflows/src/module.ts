@@ -1,5 +1,6 @@
 import { AppError, adaptService, type ServiceModule, type Subscription } from '@supply/kit';
 import { supply_workflows_v1 } from '@supply/protos';
+import { IdempotentAnswers } from './idempotency/answers';
 import { IdempotencyKeys } from './idempotency/keys';
 import { consumeJobEvents } from './jobs/events';
 import { jobMessage, JobRecords } from './jobs/records';
@@ -35,6 +36,7 @@ export const workflowsModule: ServiceModule = {
     const syncs = new SyncService({ jobs, staging, keys, locks, processor, dispatcher, clients, logger, limits: DEFAULT_LIMITS });
     const worker = new ChunkWorker(jobs.jobs, staging, processor, clients, bus, logger);
     const sweeper = new Sweeper({ jobs, staging, keys, dispatcher, worker, bus, logger });
+    const answers = new IdempotentAnswers(keys);
 
     const implementation = adaptService(
       supply_workflows_v1.WorkflowServiceService,
@@ -51,6 +53,9 @@ export const workflowsModule: ServiceModule = {
           if (!Number.isSafeInteger(total) || total < 0) throw new AppError('invalid_argument', 'A job total is a whole number, 0 or more.');
           return jobMessage(await jobs.create({ tenant, kind, principal: ctx.principal, total }));
         },
+        claimIdempotencyKey: (request, ctx) => answers.claim(request, ctx),
+        completeIdempotencyKey: (request, ctx) => answers.complete(request, ctx),
+        releaseIdempotencyKey: (request, ctx) => answers.release(request, ctx),
       },
       { credential: config.serviceCredential, logger },
     );

@@ -4,9 +4,15 @@
  * repeat with the same request fingerprint. Another fingerprint is a 422 on
  * `Idempotency-Key`; a repeat while the first is still being answered is a 409. A first
  * request that fails releases its key, so the client may retry with it.
+ *
+ * One collection for every kind of request: syncs and imports store their SyncAnswer
+ * (sync/service.ts), callers that answer themselves store an HTTP answer through the
+ * Claim/Complete/ReleaseIdempotencyKey RPCs (answers.ts). The class keeps the answer as
+ * opaque JSON; each user encodes and decodes its own. Fingerprints of different kinds never
+ * coincide, so a key reused across kinds is the 422 of "another request".
  */
+import { randomUUID } from 'node:crypto';
 import { AppError, ConflictError, ValidationError, type Collection, type Doc, type Store } from '@supply/kit';
-import { supply_workflows_v1 as pb } from '@supply/protos';
 
 export const KEY_TTL_MS = 24 * 60 * 60 * 1000;
 /** A claim this old whose request never answered belonged to a process that died. */
@@ -20,17 +26,26 @@ export interface IdempotencyDoc extends Doc {
   /** Null while a streamed request is still arriving (its fingerprint is known at its end). */
   fingerprint: string | null;
   state: 'in_flight' | 'done';
-  /** The stored answer (SyncAnswer as JSON). */
+  /** The stored answer as JSON (see the file comment); null while in flight. */
   answer: unknown;
+  /** Names the claim holding the key, so a late complete or release of an abandoned claim cannot touch its successor. */
+  claim_id?: string;
   claimed_at: number;
   expires_at: number;
 }
 
+/** A claim this caller holds: the key's document and the claim's own name. */
+export interface HeldClaim {
+  id: string;
+  claimId: string;
+}
+
 export type Claim =
-  | { kind: 'claimed'; id: string }
-  | { kind: 'replay'; answer: pb.SyncAnswer }
+  | ({ kind: 'claimed' } & HeldClaim)
+  /** Used before with this fingerprint: the stored answer (JSON) to give again. */
+  | { kind: 'replay'; answer: unknown }
   /** Used before, fingerprint to be compared once the streamed request is read. */
-  | { kind: 'check'; fingerprint: string; answer: pb.SyncAnswer };
+  | { kind: 'check'; fingerprint: string; answer: unknown };
 
 export class IdempotencyKeys {
   private constructor(private readonly keys: Collection<IdempotencyDoc>) {}
@@ -54,9 +69,20 @@ export class IdempotencyKeys {
     IdempotencyKeys.validate(key);
     const id = `${tenant}:${key}`;
     for (let attempt = 0; attempt < 5; attempt++) {
+      const claimId = randomUUID();
       try {
-        await this.keys.insertOne({ _id: id, tenant, key, fingerprint, state: 'in_flight', answer: null, claimed_at: now, expires_at: now + KEY_TTL_MS });
-        return { kind: 'claimed', id };
+        await this.keys.insertOne({
+          _id: id,
+          tenant,
+          key,
+          fingerprint,
+          state: 'in_flight',
+          answer: null,
+          claim_id: claimId,
+          claimed_at: now,
+          expires_at: now + KEY_TTL_MS,
+        });
+        return { kind: 'claimed', id, claimId };
       } catch (err) {
         if (!(err instanceof ConflictError)) throw err;
       }
@@ -70,29 +96,39 @@ export class IdempotencyKeys {
       if (existing.state === 'in_flight') {
         throw new ConflictError('A request with this Idempotency-Key is still being processed; retry once it has been answered.');
       }
-      const answer = pb.SyncAnswer.fromJSON(existing.answer);
-      if (fingerprint === null) return { kind: 'check', fingerprint: existing.fingerprint ?? '', answer };
+      if (fingerprint === null) return { kind: 'check', fingerprint: existing.fingerprint ?? '', answer: existing.answer };
       IdempotencyKeys.assertSame(existing.fingerprint, fingerprint);
-      return { kind: 'replay', answer: { ...answer, replayed: true } };
+      return { kind: 'replay', answer: existing.answer };
     }
     throw new AppError('unavailable', 'The Idempotency-Key could not be claimed; retry.');
   }
 
   /** A used key reached with another request: 422 on the header. */
   static assertSame(stored: string | null, fingerprint: string): void {
-    if (stored !== fingerprint) {
-      throw new ValidationError({
-        'Idempotency-Key': ['The Idempotency-Key was already used with a different request; use a new key for a new request.'],
-      });
-    }
+    if (stored !== fingerprint) throw IdempotencyKeys.usedForAnotherRequest();
   }
 
-  async complete(id: string, fingerprint: string, answer: pb.SyncAnswer): Promise<void> {
-    await this.keys.updateOne({ _id: id, state: 'in_flight' }, { $set: { state: 'done', fingerprint, answer: pb.SyncAnswer.toJSON(answer) } });
+  static usedForAnotherRequest(): ValidationError {
+    return new ValidationError({
+      'Idempotency-Key': ['The Idempotency-Key was already used with a different request; use a new key for a new request.'],
+    });
   }
 
-  async release(id: string): Promise<void> {
-    await this.keys.deleteOne({ _id: id, state: 'in_flight' });
+  /**
+   * Keeps `answer` (JSON) for a claim still held; true when it was kept. `fingerprint`: the
+   * request's, when the claim could not know it yet (a stream); else the claim's stands.
+   */
+  async complete(claim: HeldClaim, answer: unknown, fingerprint?: string): Promise<boolean> {
+    const result = await this.keys.updateOne(
+      { _id: claim.id, state: 'in_flight', claim_id: claim.claimId },
+      { $set: { state: 'done', answer, ...(fingerprint === undefined ? {} : { fingerprint }) } },
+    );
+    return result.matched > 0;
+  }
+
+  /** Frees the key of a claim still held (its request failed). */
+  async release(claim: HeldClaim): Promise<void> {
+    await this.keys.deleteOne({ _id: claim.id, state: 'in_flight', claim_id: claim.claimId });
   }
 
   /** Forgets keys past their 24 hours. */

@@ -5,11 +5,11 @@
  */
 import { createHash } from 'node:crypto';
 import { AppError, ValidationError, type CallContext, type Clients, type Logger, type PrincipalContext } from '@supply/kit';
-import type { supply_workflows_v1 as pb } from '@supply/protos';
+import { supply_workflows_v1 as pb } from '@supply/protos';
 import { mergeErrors } from '../jobs/fold';
 import { jobMessage, type JobRecords } from '../jobs/records';
 import type { JobDoc, SyncState } from '../jobs/repository';
-import { IdempotencyKeys, type Claim } from '../idempotency/keys';
+import { IdempotencyKeys, type Claim, type HeldClaim } from '../idempotency/keys';
 import { KeyedMutex } from '../keyed-mutex';
 import { ChunkProcessor, planCounts, type LoadContext } from './chunks';
 import { columnsFor, CsvRecords, fileError } from './csv';
@@ -57,6 +57,9 @@ function canonical(value: unknown): string {
 
 const sha256 = (...parts: string[]) => createHash('sha256').update(parts.join('\n')).digest('hex');
 
+/** A stored sync answer, given again. */
+const replayOf = (stored: unknown): pb.SyncAnswer => ({ ...pb.SyncAnswer.fromJSON(stored), replayed: true });
+
 export class SyncService {
   /** Per tenant: an admission counts the active jobs, then inserts one. */
   private readonly admission = new KeyedMutex();
@@ -90,18 +93,18 @@ export class SyncService {
     const { request, rows } = parseJsonLoad(entity, shape, body);
     const fingerprint = sha256('json', entity, shape, req.body_json);
     const claim = req.idempotency_key ? await this.deps.keys.claim(tenant, req.idempotency_key, fingerprint) : null;
-    if (claim?.kind === 'replay') return claim.answer;
-    const claimId = claim?.kind === 'claimed' ? claim.id : null;
+    if (claim?.kind === 'replay') return replayOf(claim.answer);
+    const held = claim?.kind === 'claimed' ? claim : null;
     const stager = new Stager(this.deps.staging, tenant);
     try {
       await stager.begin();
       for (const row of rows) await stager.add(row);
       const staged = await stager.finish();
       const answer = await this.conclude(ctx, tenant, principal, request, stager.upload, staged, null);
-      if (claimId) await this.deps.keys.complete(claimId, fingerprint, answer);
+      if (held) await this.deps.keys.complete(held, pb.SyncAnswer.toJSON(answer), fingerprint);
       return answer;
     } catch (err) {
-      await this.abandon(claimId, stager.upload);
+      await this.abandon(held, stager.upload);
       throw err;
     }
   }
@@ -117,7 +120,7 @@ export class SyncService {
     const entity = entityOf(start.entity);
     const shape = shapeOf(start.shape);
     const claim: Claim | null = start.idempotency_key ? await this.deps.keys.claim(tenant, start.idempotency_key, null) : null;
-    const claimId = claim?.kind === 'claimed' ? claim.id : null;
+    const held = claim?.kind === 'claimed' ? claim : null;
     // A key used before: read the request only to compare it with the first one.
     const checking = claim?.kind === 'check' ? claim : null;
     const stager = checking ? null : new Stager(this.deps.staging, tenant);
@@ -152,7 +155,7 @@ export class SyncService {
       const fingerprint = sha256('file', entity, shape, fileHash.digest('hex'), canonical(fields));
       if (checking) {
         IdempotencyKeys.assertSame(checking.fingerprint, fingerprint);
-        return { ...checking.answer, replayed: true };
+        return replayOf(checking.answer);
       }
       await take(await csv!.end());
       const { request, file } = parseImportFields(entity, shape, fields);
@@ -161,17 +164,17 @@ export class SyncService {
       const staged = await stager!.finish();
       if (staged.rows === 0) throw fileError('The file has a header row but no data rows.');
       const answer = await this.conclude(ctx, tenant, principal, request, stager!.upload, staged, columns);
-      if (claimId) await this.deps.keys.complete(claimId, fingerprint, answer);
+      if (held) await this.deps.keys.complete(held, pb.SyncAnswer.toJSON(answer), fingerprint);
       return answer;
     } catch (err) {
-      await this.abandon(claimId, stager?.upload ?? null);
+      await this.abandon(held, stager?.upload ?? null);
       throw err;
     }
   }
 
-  private async abandon(claimId: string | null, upload: string | null): Promise<void> {
+  private async abandon(held: HeldClaim | null, upload: string | null): Promise<void> {
     const log = (err: unknown) => this.deps.logger.error({ err }, 'cleaning up a refused load failed');
-    if (claimId) await this.deps.keys.release(claimId).catch(log);
+    if (held) await this.deps.keys.release(held).catch(log);
     if (upload) {
       const staged = await this.deps.staging.uploads.findById(upload).catch(() => null);
       if (staged?.state !== 'committed') await discardUpload(this.deps.staging, upload).catch(log);
