@@ -3,6 +3,7 @@ import express, { type Express, type NextFunction, type Request, type RequestHan
 import helmet from 'helmet';
 import { runWithContext, type Logger } from '@supply/kit';
 import { errorHandler, problem } from './http/errors';
+import { replayRoute, type GatewayIdempotency, type Keyed } from './http/idempotency';
 import { buildOpenApi } from './http/openapi';
 import { PROBLEMS, type ProblemSlug } from './http/problems';
 import { envelope, parseInput, type RouteDef } from './http/routes';
@@ -18,6 +19,8 @@ export interface AppOptions {
   meter?: Guard;
   /** Undoes `meter` for a request the handler then refused (4xx/5xx). */
   refund?: Guard;
+  /** Keeps the Idempotency-Key of routes declaring `idempotency: 'gateway'` (http/idempotency.ts). */
+  idempotency?: GatewayIdempotency;
   /** Every dependency's readiness, by name. */
   readiness(): Promise<Record<string, boolean>>;
   bodyLimitKb: number;
@@ -97,20 +100,41 @@ export function createApp(opts: AppOptions): Express {
       ...bodyParsersFor(route),
       async (req: Request, res: Response, next: NextFunction) => {
         let metered = false;
+        /** Set while this request holds a claimed Idempotency-Key it has not settled. */
+        let claimed: Extract<Keyed, { kind: 'claimed' }> | null = null;
         try {
           await opts.guard(route, req, res);
           const query = parseInput(route.query, req.query);
           const body = route.body ? parseInput(route.body, req.body) : {};
+          // After validation, before metering: see http/idempotency.ts.
+          const keyed = (await opts.idempotency?.begin(route, req)) ?? null;
+          if (keyed?.kind === 'replay') {
+            await opts.meter?.(replayRoute(route), req, res);
+            opts.idempotency!.replay(res, keyed.answer);
+            return;
+          }
+          claimed = keyed;
           await opts.meter?.(route, req, res);
           metered = true;
           const reply = await route.handler({ query, body, params: req.params as Record<string, string>, req, res });
-          if (reply.kind === 'sent') return;
+          if (reply.kind === 'sent') {
+            // An answer the handler wrote itself cannot be kept: free the key.
+            if (claimed) await opts.idempotency!.release(claimed);
+            return;
+          }
           const status = reply.status ?? route.successStatus ?? 200;
           if (status >= 400) await opts.refund?.(route, req, res);
           for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);
-          if (reply.kind === 'envelope') res.status(status).json(envelope(req, reply));
-          else res.status(status).json(reply.body);
+          const payload = reply.kind === 'envelope' ? envelope(req, reply) : reply.body;
+          if (claimed) {
+            const settling = claimed;
+            claimed = null;
+            await opts.idempotency!.settle(settling, status, reply.headers ?? {}, payload);
+          }
+          res.status(status).json(payload);
         } catch (err) {
+          // A failed first request frees its key, so the client may retry with it.
+          if (claimed) await opts.idempotency!.release(claimed);
           // A request refused after metering (unknown id, conflict, unavailable) spends nothing.
           if (metered) await opts.refund?.(route, req, res);
           next(err);

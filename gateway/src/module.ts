@@ -4,6 +4,7 @@ import { SERVICE_NAMES, type ServiceModule } from '@supply/kit';
 import { createApp } from './app';
 import { createGuard } from './auth/guard';
 import { PrincipalCache } from './auth/principal-cache';
+import { GatewayIdempotency } from './http/idempotency';
 import { createMetering } from './metering/index';
 import { allRoutes } from './routes/index';
 import { webPages } from './web/pages';
@@ -25,6 +26,7 @@ export const gatewayModule: ServiceModule = {
       guard: createGuard({ authenticate: principals.authenticate, now }),
       meter: metering.hook,
       refund: metering.refund,
+      idempotency: new GatewayIdempotency(clients.workflows, logger),
       pages: webPages({ clients, logger, now, revoked }),
       bodyLimitKb: config.BODY_LIMIT_KB,
       jsonLimitKb: 2048,

@@ -35,6 +35,16 @@ export function buildOpenApi(routes: RouteDef[], info: { title: string; version:
         parameters.push({ name, in: 'query', required: schema.required?.includes(name) ?? false, schema: prop });
       }
     }
+    if (route.idempotency) {
+      parameters.push({
+        name: 'Idempotency-Key',
+        in: 'header',
+        required: false,
+        description:
+          'Per tenant, kept 24 h: the same key and body replay the first 2xx answer (`Idempotent-Replayed: true`, no credits spent) and the work is done once; another body: 422; while the first is unanswered: 409.',
+        schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
+      });
+    }
     const responses: Record<string, unknown> = {
       [String(route.successStatus ?? 200)]: {
         description: 'Success',
@@ -49,6 +59,9 @@ export function buildOpenApi(routes: RouteDef[], info: { title: string; version:
     }
     if (route.access.kind === 'token') {
       responses['403'] = { description: 'Scope or creator permission refused', content: { 'application/problem+json': { schema: problemSchema } } };
+    }
+    if (route.idempotency) {
+      responses['409'] = { description: 'A request with this Idempotency-Key is still unanswered', content: { 'application/problem+json': { schema: problemSchema } } };
     }
     if (route.query || route.body) {
       responses['422'] = {

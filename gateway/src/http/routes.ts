@@ -65,6 +65,13 @@ export interface RouteDef<Q extends z.ZodType = z.ZodType, B extends z.ZodType =
   /** Body parsing the route needs; `json` is the default for POST/PATCH. */
   accepts?: 'json' | 'form' | 'json-or-form' | 'multipart' | 'json-or-multipart' | 'none';
   deprecated?: boolean;
+  /**
+   * Who keeps this POST's `Idempotency-Key` (DECISIONS 6). `gateway`: the gateway around the
+   * handler (http/idempotency.ts); the object form also names what of a 2xx body is kept and
+   * replayed (a created secret must not be). Unset: the route passes the key to the service
+   * that keeps it (syncs, imports, legacy loads, compute runs), or takes none.
+   */
+  idempotency?: 'gateway' | { by: 'gateway'; stored(body: unknown): unknown };
   handler(input: HandlerInput<z.infer<Q>, z.infer<B>>): Promise<Reply>;
 }
 

@@ -142,6 +142,7 @@ function resourceRoutes<Rec, In>(r: Resource<Rec, In>): RouteDef[] {
       body: oneOrMany(w.input),
       response: single,
       successStatus: 201,
+      idempotency: 'gateway',
       async handler({ body }) {
         const created = await w.create(body.records.map(w.toInput), body.arrayBody);
         return { kind: 'envelope', data: created.records };

@@ -16,6 +16,27 @@ const LEGACY_HEADERS = {
 };
 const CREATED_MESSAGE =
   'Token created successfully. Store the plain_text_token now: it is returned only once and cannot be recovered.';
+/**
+ * Token creation under an Idempotency-Key (DECISIONS 4 and 6). A token's secret is stored
+ * only as a hash, and the answer kept for a replay (in the workflows service's store) must
+ * not hold it either. So a replay answers 201 with the same token fields but without
+ * `plain_text_token`, and says why in its `message`: the first request created the token
+ * and its secret was shown once, in that first answer. A client that lost that answer
+ * revokes the token and creates another.
+ */
+const REPLAYED_MESSAGE =
+  'Token created by the first request with this Idempotency-Key. Its plain_text_token was shown once, in that answer, and cannot be shown again; if it was lost, revoke this token and create another.';
+
+/** The created-token answer as kept for a replay: no secret, the replay's message. */
+export function createdWithoutSecret(body: unknown): unknown {
+  const created = body as { message?: string; data?: Array<Record<string, unknown>> };
+  return {
+    ...created,
+    message: REPLAYED_MESSAGE,
+    data: (created.data ?? []).map(({ plain_text_token: _secret, ...token }) => token),
+  };
+}
+
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
 
 export type TokenStatus = 'active' | 'expired' | 'revoked';
@@ -84,7 +105,7 @@ const tokenSchema = z.object({
 });
 const createdSchema = z.object({
   message: z.string(),
-  data: z.array(tokenSchema.extend({ plain_text_token: z.string() })).length(1),
+  data: z.array(tokenSchema.extend({ plain_text_token: z.string().optional().describe('The secret, shown once: absent from an Idempotency-Key replay.') })).length(1),
   meta: z.object({}),
   links: z.string(),
 });
@@ -124,6 +145,7 @@ export function tokenRoutes({ clients, now, revoked }: TokenRouteDeps): RouteDef
       body,
       response: createdSchema,
       successStatus: 201,
+      idempotency: { by: 'gateway', stored: createdWithoutSecret },
       async handler({ body, res }) {
         const principal: Principal = res.locals.principal;
         const token = await clients.tokens.createToken({
@@ -145,6 +167,7 @@ export function tokenRoutes({ clients, now, revoked }: TokenRouteDeps): RouteDef
       body,
       response: createdSchema,
       successStatus: 201,
+      idempotency: { by: 'gateway', stored: createdWithoutSecret },
       async handler({ body, res }) {
         const principal: Principal = res.locals.principal;
         const token = await clients.tokens.provisionToken({
@@ -190,6 +213,8 @@ export function tokenRoutes({ clients, now, revoked }: TokenRouteDeps): RouteDef
       dialect: 'legacy',
       accepts: 'json-or-form',
       deprecated: true,
+      // No Idempotency-Key here: this exchange runs before any token names a tenant's
+      // principal, and its answer is a credential that could not be kept for a replay anyway.
       response: z.object({ token: z.string() }),
       async handler({ req, res, params }) {
         // Set first, so every answer (422, 401, 429, 410) carries them.

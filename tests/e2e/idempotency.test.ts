@@ -1,0 +1,213 @@
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { api, startSystem, type TestSystem } from '../support/system';
+
+/** Every file under `dir`, recursively. */
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? filesUnder(path) : [path];
+  });
+}
+
+/** The files under `dir` whose bytes contain `text`. */
+function filesContaining(dir: string, text: string): string[] {
+  const needle = Buffer.from(text, 'utf8');
+  return filesUnder(dir).filter((file) => readFileSync(file).includes(needle));
+}
+
+describe('Idempotency-Key on the POSTs the gateway answers itself (DECISIONS 6)', function () {
+  this.timeout(60_000);
+  let sys: TestSystem;
+  let writer: string;
+  let acmeWriter: string;
+  let run = 0;
+
+  before(async () => {
+    sys = await startSystem();
+  });
+  // Rate limits count per token: each test writes with tokens of its own.
+  beforeEach(async () => {
+    run++;
+    writer = await sys.tokenFor('demo', 'planner@demo.test', ['public_api.read', 'public_api.write']);
+    acmeWriter = await sys.tokenFor('acme', 'admin@acme.test', ['*']);
+  });
+  after(() => sys?.stop());
+
+  const post = (path: string, body: unknown, key: string | null, token = writer, tenant = 'demo') =>
+    api(sys, `/${tenant}/api/v1/${path}`, { method: 'POST', token, body, headers: key === null ? {} : { 'Idempotency-Key': key } });
+  const total = async (path: string, token = writer, tenant = 'demo') => {
+    const res = await api(sys, `/${tenant}/api/v1/${path}?per_page=1`, { token });
+    assert.equal(res.status, 200, res.text);
+    return res.body.meta.pagination.total as number;
+  };
+
+  describe('a reference write (POST /uoms)', () => {
+    it('replays the first answer for the same key and body, creates once and spends credits once', async () => {
+      const before = await total('uoms');
+      const key = `uom-once-${run}`;
+      const first = await post('uoms', { name: `Crate ${run}`, abbreviation: `cr${run}` }, key);
+      assert.equal(first.status, 201, first.text);
+      assert.equal(first.headers.get('idempotent-replayed'), null);
+
+      // The same JSON with its keys in another order is the same request.
+      const again = await post('uoms', { abbreviation: `cr${run}`, name: `Crate ${run}` }, key);
+      assert.equal(again.status, 201, again.text);
+      assert.equal(again.headers.get('idempotent-replayed'), 'true');
+      assert.deepEqual(again.body, first.body);
+      assert.ok(again.headers.get('ratelimit'), 'a replay is metered: it has its own RateLimit');
+      assert.notEqual(again.headers.get('x-request-id'), first.headers.get('x-request-id'), 'and its own request id');
+      assert.equal(again.headers.get('credits-remaining'), first.headers.get('credits-remaining'), 'a replay spends no credits');
+
+      assert.equal(await total('uoms'), before + 1, 'created once');
+    });
+
+    it('answers 422 on Idempotency-Key for the same key with another body, or on another endpoint', async () => {
+      const key = `uom-other-${run}`;
+      assert.equal((await post('uoms', { name: `Bag ${run}`, abbreviation: `bg${run}` }, key)).status, 201);
+      const before = await total('uoms');
+      const other = await post('uoms', { name: `Sack ${run}`, abbreviation: `sk${run}` }, key);
+      assert.equal(other.status, 422, other.text);
+      assert.ok(other.body.errors['Idempotency-Key'], other.text);
+      const elsewhere = await post('customer-groups', { name: `Group ${run}` }, key);
+      assert.equal(elsewhere.status, 422, elsewhere.text);
+      assert.ok(elsewhere.body.errors['Idempotency-Key'], 'a key names one request, whatever endpoint it went to');
+      assert.equal(await total('uoms'), before);
+    });
+
+    it('does the work once under many parallel identical requests: one 201, the rest replays or 409', async () => {
+      const before = await total('uoms');
+      const key = `uom-race-${run}`;
+      const body = { name: `Drum ${run}`, abbreviation: `dr${run}` };
+      const answers = await Promise.all(Array.from({ length: 12 }, () => post('uoms', body, key)));
+      const firsts = answers.filter((a) => a.status === 201 && a.headers.get('idempotent-replayed') === null);
+      const replays = answers.filter((a) => a.status === 201 && a.headers.get('idempotent-replayed') === 'true');
+      const conflicts = answers.filter((a) => a.status === 409);
+      assert.equal(firsts.length, 1, answers.map((a) => `${a.status} ${a.text}`).join('\n'));
+      assert.equal(firsts.length + replays.length + conflicts.length, answers.length, answers.map((a) => a.status).join(','));
+      for (const c of conflicts) assert.equal(c.headers.get('content-type')?.split(';')[0], 'application/problem+json');
+      for (const r of replays) assert.deepEqual(r.body, firsts[0]!.body);
+      assert.equal(await total('uoms'), before + 1);
+      // Once answered, the key replays.
+      const later = await post('uoms', body, key);
+      assert.equal(later.headers.get('idempotent-replayed'), 'true');
+    });
+
+    it('answers 409 while the first request with the key is unanswered, and spends nothing', async () => {
+      const key = `uom-held-${run}`;
+      const asDemo = { context: { requestId: 'test', tenant: 'demo' } };
+      // Another gateway replica's request, claimed and still at work.
+      const held = await sys.clients.workflows.claimIdempotencyKey({ key, fingerprint: 'a-request-in-flight' }, asDemo);
+      const body = { name: `Keg ${run}`, abbreviation: `kg${run}` };
+      const busy = await post('uoms', body, key);
+      assert.equal(busy.status, 409, busy.text);
+      assert.equal(busy.body.type, '/problems/conflict', busy.text);
+      assert.equal(busy.headers.get('credits-remaining'), null, 'refused before metering');
+      await sys.clients.workflows.releaseIdempotencyKey({ key, claim_id: held.claim_id }, asDemo);
+      const free = await post('uoms', body, key);
+      assert.equal(free.status, 201, free.text);
+    });
+
+    it('frees the key of a first request that failed (422), so the client may retry with it', async () => {
+      const key = `uom-failed-${run}`;
+      const taken = await post('uoms', { name: 'Each', abbreviation: `ea${run}` }, key);
+      assert.equal(taken.status, 422, taken.text);
+      assert.ok(taken.body.errors.name, 'the reference service refused the name');
+      const retried = await post('uoms', { name: 'Each', abbreviation: `ea${run}` }, key);
+      assert.equal(retried.status, 422);
+      assert.equal(retried.headers.get('idempotent-replayed'), null, 'failures are not kept');
+      const fixed = await post('uoms', { name: `Each ${run}`, abbreviation: `ea${run}` }, key);
+      assert.equal(fixed.status, 201, fixed.text);
+      assert.equal(fixed.headers.get('idempotent-replayed'), null);
+    });
+
+    it('keeps keys per tenant: acme may use the key demo used', async () => {
+      const key = `shared-${run}`;
+      const body = { name: `Tote ${run}`, abbreviation: `tt${run}` };
+      const demo = await post('uoms', body, key);
+      assert.equal(demo.status, 201, demo.text);
+      const before = await total('uoms', acmeWriter, 'acme');
+      const acme = await post('uoms', body, key, acmeWriter, 'acme');
+      assert.equal(acme.status, 201, acme.text);
+      assert.equal(acme.headers.get('idempotent-replayed'), null);
+      assert.notEqual(acme.body.data[0].id, demo.body.data[0].id);
+      assert.equal(await total('uoms', acmeWriter, 'acme'), before + 1);
+    });
+
+    it('refuses a malformed key with 422 on Idempotency-Key; without the header nothing changes', async () => {
+      for (const key of ['x'.repeat(256), 'two words', '']) {
+        const res = await post('uoms', { name: `Bad ${run}`, abbreviation: `bd${run}` }, key);
+        assert.equal(res.status, 422, `${JSON.stringify(key)}: ${res.text}`);
+        assert.ok(res.body.errors['Idempotency-Key'], res.text);
+      }
+      assert.equal((await post('uoms', { name: `Long ${run}`, abbreviation: `lg${run}` }, 'k'.repeat(255))).status, 201);
+      const plain = await post('uoms', { name: `Plain ${run}`, abbreviation: `pl${run}` }, null);
+      assert.equal(plain.status, 201);
+      assert.equal(plain.headers.get('idempotent-replayed'), null);
+      assert.equal((await post('uoms', { name: `Plain ${run}`, abbreviation: `pl${run}` }, null)).status, 422, 'no key: a second create');
+    });
+  });
+
+  describe('token creation (POST /tokens, /tokens/provision)', () => {
+    const tokenCount = async (token: string) => (await api(sys, '/demo/api/v1/tokens?per_page=1', { token })).body.meta.pagination.total as number;
+
+    it('replays a creation without the secret, creates once, and keeps no plaintext token at rest', async () => {
+      const caller = await sys.tokenFor('demo', 'planner@demo.test', ['*']);
+      const before = await tokenCount(caller);
+      const name = `idempotent-token-${run}-${Date.now()}`;
+      const body = { name, scopes: ['public_api.read'] };
+      const key = `token-once-${run}`;
+
+      const first = await post('tokens', body, key, caller);
+      assert.equal(first.status, 201, first.text);
+      const secret: string = first.body.data[0].plain_text_token;
+      assert.match(secret, /^\d+\|spl_/);
+
+      const again = await post('tokens', body, key, caller);
+      assert.equal(again.status, 201, again.text);
+      assert.equal(again.headers.get('idempotent-replayed'), 'true');
+      assert.equal(again.headers.get('cache-control'), 'no-store');
+      assert.equal(again.body.data[0].plain_text_token, undefined, 'the secret is shown once');
+      assert.match(again.body.message, /first request.*shown once/i);
+      const { plain_text_token: _, ...fields } = first.body.data[0];
+      assert.deepEqual(again.body.data[0], fields, 'the same token');
+      assert.equal(await tokenCount(caller), before + 1, 'created once');
+
+      const other = await post('tokens', { ...body, scopes: ['*'] }, key, caller);
+      assert.equal(other.status, 422, other.text);
+      assert.ok(other.body.errors['Idempotency-Key']);
+
+      // Provisioning replays the same way.
+      const provisionKey = `provision-once-${run}`;
+      const provisioned = await post('tokens/provision', { name: `${name}-child`, scopes: ['public_api.read'] }, provisionKey, caller);
+      assert.equal(provisioned.status, 201, provisioned.text);
+      const childSecret: string = provisioned.body.data[0].plain_text_token;
+      const reprovisioned = await post('tokens/provision', { name: `${name}-child`, scopes: ['public_api.read'] }, provisionKey, caller);
+      assert.equal(reprovisioned.status, 201, reprovisioned.text);
+      assert.equal(reprovisioned.headers.get('idempotent-replayed'), 'true');
+      assert.equal(reprovisioned.body.data[0].plain_text_token, undefined);
+      assert.equal(reprovisioned.body.data[0].id, provisioned.body.data[0].id);
+      assert.equal(await tokenCount(caller), before + 2);
+
+      // The kept answers are in the workflows store (the scan finds what is there) but no secret is, anywhere.
+      assert.ok(filesContaining(join(sys.dataDir, 'workflows'), name).length > 0, 'the kept answer is under DATA_DIR/workflows');
+      for (const plain of [secret, childSecret]) {
+        assert.deepEqual(filesContaining(sys.dataDir, plain.split('|')[1]!), [], 'no plaintext token at rest');
+      }
+    });
+
+    it('without a key, each POST /tokens creates a token as before', async () => {
+      const caller = await sys.tokenFor('demo', 'planner@demo.test', ['*']);
+      const before = await tokenCount(caller);
+      const body = { name: `plain-token-${run}`, scopes: ['public_api.read'] };
+      const a = await post('tokens', body, null, caller);
+      const b = await post('tokens', body, null, caller);
+      assert.equal(a.status, 201);
+      assert.equal(b.status, 201);
+      assert.notEqual(a.body.data[0].id, b.body.data[0].id);
+      assert.ok(b.body.data[0].plain_text_token);
+      assert.equal(await tokenCount(caller), before + 2);
+    });
+  });
+});
