@@ -161,6 +161,29 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       it('returns whole documents', async () => {
         assert.deepEqual(await indexed.findOne({ name: 'apple' }), FRUITS[0]);
       });
+
+      it('answers a repeated query afresh: after new documents, after an index turns multikey, after the caller changes its filter', async () => {
+        const labels = await store.collection<Doc & { label: unknown }>({ name: fresh('labels'), indexes: [{ name: 'label', keys: [['label', 1]] }] });
+        await labels.insertMany([{ _id: 1, label: 'a' }, { _id: 2, label: 'b' }]);
+        const filter = { label: { $in: ['a'] } };
+        const both = { label: { $in: ['a', 'b'] } };
+        assert.deepEqual(idsOf(await labels.find(filter, { sort: [['_id', 1]] })), [1]);
+        assert.equal(await labels.count(filter), 1);
+        assert.equal(await labels.count(both), 2);
+        await labels.insertOne({ _id: 3, label: 'a' });
+        assert.deepEqual(idsOf(await labels.find(filter, { sort: [['_id', 1]] })), [1, 3]);
+        // An array value makes the index multikey: the same queries must still count each match once.
+        await labels.insertOne({ _id: 4, label: ['b', 'a'] });
+        assert.deepEqual(idsOf(await labels.find(filter, { sort: [['_id', 1]] })), [1, 3, 4]);
+        assert.equal(await labels.count(filter), 3);
+        assert.equal(await labels.count(both), 4);
+        assert.deepEqual(idsOf(await labels.find(both, { sort: [['_id', 1]] })), [1, 2, 3, 4]);
+        filter.label.$in.push('b');
+        assert.deepEqual(idsOf(await labels.find(filter, { sort: [['_id', 1]] })), [1, 2, 3, 4]);
+        assert.equal(await labels.count({ label: { $in: ['a'] } }), 3);
+        assert.deepEqual(idsOf(await labels.find({ label: 1 })), []);
+        assert.deepEqual(idsOf(await labels.find({ label: '1' })), []);
+      });
     });
 
     describe('sorting, limit and skip', () => {

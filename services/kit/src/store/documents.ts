@@ -6,7 +6,7 @@
 import { Query } from 'mingo';
 import { $inc, $max, $min, $push, $set, $unset } from 'mingo/operators/update';
 import { AppError } from '../errors';
-import type { Doc, DocId, Filter, Update } from './store';
+import type { Doc, DocId, Filter, Sort, Update } from './store';
 
 export type DocumentMatcher = (document: Doc) => boolean;
 
@@ -19,6 +19,61 @@ export function compileFilter(filter: Filter): DocumentMatcher {
     throw new AppError('invalid_query', `Invalid filter: ${messageOf(error)}`);
   }
   return (document) => query.test(document);
+}
+
+/** Operators whose compiled form depends only on their operands: a filter made of these may be compiled once and reused. */
+const CACHEABLE_OPERATORS = new Set(['$eq', '$ne', '$in', '$nin', '$gt', '$gte', '$lt', '$lte', '$exists', '$and', '$or', '$nor']);
+/** Longer keys (long `$in` lists) are not worth keeping. */
+const MAX_CACHE_KEY_LENGTH = 2048;
+
+/**
+ * A string that tells apart every filter and sort that could plan or match differently
+ * (types included: `1` is not `'1'`, `-0` is not `0`), or undefined when the filter holds
+ * anything but plain JSON-like values and the operators above, or is too long to keep.
+ */
+export function queryCacheKey(filter: Filter, sort: Sort): string | undefined {
+  let key = '';
+  for (const [path, direction] of sort) key += `${JSON.stringify(path)}${direction === 1 ? '+' : direction === -1 ? '-' : `?${String(direction)}`},`;
+  key += '|';
+  const written = appendCanonical(filter, key);
+  return written === undefined || written.length > MAX_CACHE_KEY_LENGTH ? undefined : written;
+}
+
+function appendCanonical(value: unknown, into: string): string | undefined {
+  switch (typeof value) {
+    case 'string':
+      return `${into}s${JSON.stringify(value)}`;
+    case 'number':
+      return `${into}n${Object.is(value, -0) ? '-0' : String(value)};`;
+    case 'boolean':
+      return `${into}${value ? 'T' : 'F'}`;
+    case 'undefined':
+      return `${into}u`;
+    case 'object': {
+      if (value === null) return `${into}z`;
+      if (Array.isArray(value)) {
+        let out: string | undefined = `${into}[`;
+        for (const element of value) {
+          out = appendCanonical(element, out);
+          if (out === undefined || out.length > MAX_CACHE_KEY_LENGTH) return undefined;
+          out += ',';
+        }
+        return `${out}]`;
+      }
+      const prototype = Object.getPrototypeOf(value);
+      if (prototype !== Object.prototype && prototype !== null) return undefined;
+      let out: string | undefined = `${into}{`;
+      for (const field of Object.keys(value)) {
+        if (field.startsWith('$') && !CACHEABLE_OPERATORS.has(field)) return undefined;
+        out = appendCanonical((value as Record<string, unknown>)[field], `${out}${JSON.stringify(field)}:`);
+        if (out === undefined || out.length > MAX_CACHE_KEY_LENGTH) return undefined;
+        out += ',';
+      }
+      return `${out}}`;
+    }
+    default:
+      return undefined;
+  }
 }
 
 /** MongoDB reads `$gte: null` / `$lte: null` as "null or missing"; mingo does not, so say it plainly. */

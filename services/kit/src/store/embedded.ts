@@ -25,6 +25,7 @@ import {
   applyUpdate,
   assertDocId,
   compileFilter,
+  queryCacheKey,
   sameValue,
   toStoredDocument,
   upsertSeed,
@@ -87,9 +88,20 @@ interface CollectionState {
   docPrefix: Buffer;
   primary: PlannableIndex;
   indexes: IndexState[];
+  /** Plans and compiled filters by query shape and values (see `prepare`); emptied whenever the usable indexes change. */
+  prepared: Map<string, PreparedQuery>;
+}
+
+/** What a read needs besides its key ranges' contents; pure data, shared by every read of the same query. */
+interface PreparedQuery {
+  plan: QueryPlan;
+  /** Compiled on first use: a covered count never needs it. */
+  matcher?: DocumentMatcher;
 }
 
 const PRIMARY_INDEX_NAME = '_id_';
+/** Prepared queries kept per collection; the oldest goes first. */
+const MAX_PREPARED = 512;
 const FIRST_BATCH = 32;
 const MAX_BATCH = 4096;
 
@@ -172,6 +184,7 @@ class EmbeddedStore implements Store {
         docPrefix,
         primary: { name: PRIMARY_INDEX_NAME, fields: [{ path: '_id', direction: 1 }], unique: true, primary: true, prefix: docPrefix, idTail: false },
         indexes: (meta?.indexes ?? []).map((stored) => indexState(name, stored)),
+        prepared: new Map(),
       };
       this.states.set(name, state);
     }
@@ -184,7 +197,10 @@ class EmbeddedStore implements Store {
     const persisted = meta.indexes.find((candidate) => candidate.name === spec.name);
     if (persisted) {
       assertSameIndex(state.name, persisted, spec);
-      if (!state.indexes.some((candidate) => candidate.stored.name === spec.name)) state.indexes.push(indexState(state.name, persisted));
+      if (!state.indexes.some((candidate) => candidate.stored.name === spec.name)) {
+        state.indexes.push(indexState(state.name, persisted));
+        state.prepared.clear();
+      }
       return;
     }
     const index = indexState(state.name, {
@@ -199,6 +215,7 @@ class EmbeddedStore implements Store {
     meta.indexes.push(index.stored);
     this.meta.putSync(['collection', state.name], meta);
     state.indexes.push(index);
+    state.prepared.clear();
   }
 
   docKey(state: CollectionState, id: DocId): Buffer {
@@ -282,7 +299,9 @@ class EmbeddedStore implements Store {
     this.docs.removeSync(this.docKey(state, document._id));
   }
 
+  /** An index just became multikey (so no longer plannable): forget the plans that used it, then persist the flag. */
   private persistIndexesSync(state: CollectionState): void {
+    state.prepared.clear();
     this.meta.putSync(['collection', state.name], { indexes: state.indexes.map((index) => index.stored) } satisfies CollectionMeta);
   }
 
@@ -292,17 +311,39 @@ class EmbeddedStore implements Store {
   }
 
   /**
+   * The plan of `filter` and `sort`, and (unless `needMatcher` is false) the compiled filter.
+   * Both depend only on the query and the usable indexes, so a query of plain values
+   * is planned and compiled once and reused by every later read with the same values.
+   */
+  prepare(state: CollectionState, filter: Filter, sort: Sort, needMatcher = true): PreparedQuery {
+    const key = queryCacheKey(filter, sort);
+    let prepared = key === undefined ? undefined : state.prepared.get(key);
+    if (!prepared) {
+      // Compiled before planning, as always: an invalid filter is refused the same way.
+      const matcher = needMatcher ? compileFilter(filter) : undefined;
+      prepared = { plan: this.plan(state, filter, sort), matcher };
+      if (key !== undefined) {
+        if (state.prepared.size >= MAX_PREPARED) state.prepared.delete(state.prepared.keys().next().value!);
+        state.prepared.set(key, prepared);
+      }
+    }
+    if (needMatcher) prepared.matcher ??= compileFilter(filter);
+    return prepared;
+  }
+
+  /**
    * Matching documents in the requested order, pulled lazily: the plan's ranges are read in
    * batches (merged by the sort when a `$in` split them), filtered by the whole filter, and
    * sorted in memory only when no index serves the sort.
    */
   *matches(state: CollectionState, filter: Filter, options: FindOptions = {}): Generator<Doc, void, undefined> {
-    const matcher = compileFilter(filter);
     const sort = options.sort ?? [];
+    const prepared = this.prepare(state, filter, sort);
+    const { plan } = prepared;
+    const matcher = prepared.matcher!;
     const skip = Math.max(0, options.skip ?? 0);
     // As in MongoDB, a limit of 0 means none and a negative limit counts like its absolute value.
     const limit = options.limit ? Math.abs(options.limit) : Infinity;
-    const plan = this.plan(state, filter, sort);
     const source = this.sourceFor(state, plan, sort, plan.sortServed ? skip + limit : Infinity);
     let skipped = 0;
     let yielded = 0;
@@ -333,7 +374,7 @@ class EmbeddedStore implements Store {
   }
 
   countSync(state: CollectionState, filter: Filter): number {
-    const plan = this.plan(state, filter, []);
+    const { plan } = this.prepare(state, filter, [], false);
     if (plan.covered) {
       const database = plan.index.primary ? this.docs : this.entries;
       return plan.ranges.reduce((total, range) => total + database.getKeysCount({ start: range.start, end: range.end }), 0);
