@@ -73,6 +73,11 @@ describe('Idempotency-Key on the POSTs the gateway answers itself (DECISIONS 6)'
       const elsewhere = await post('customer-groups', { name: `Group ${run}` }, key);
       assert.equal(elsewhere.status, 422, elsewhere.text);
       assert.ok(elsewhere.body.errors['Idempotency-Key'], 'a key names one request, whatever endpoint it went to');
+      // Compute keeps its keys in the same place (through the workflows RPCs).
+      const planner = await sys.tokenFor('demo', 'planner@demo.test', ['*']);
+      const plan = await post('supply-plans/generate', { mode: 'standard', item_location_id: 1 }, key, planner);
+      assert.equal(plan.status, 422, plan.text.slice(0, 300));
+      assert.ok(plan.body.errors['Idempotency-Key'], plan.text);
       assert.equal(await total('uoms'), before);
     });
 

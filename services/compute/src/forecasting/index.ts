@@ -3,7 +3,7 @@
  * ListForecastSeries handlers, the chunk workers on the bus, and the sweep.
  */
 import type { Bus, CallContext, Clients, Collection, Logger, Store, Subscription } from '@supply/kit';
-import type { supply_compute_v1 as pb } from '@supply/protos';
+import { supply_compute_v1 as pb } from '@supply/protos';
 import type { ModelRunDoc } from '../runs/repository';
 import { IdempotencyKeys } from './idempotency';
 import { openForecastCollections } from './repository';
@@ -34,14 +34,14 @@ export async function openForecasting(deps: {
   const { store, modelRuns, bus, clients } = deps;
   const logger = deps.logger.child({ component: 'forecasting' });
   const forecasts = await openForecastCollections(store);
-  const keys = await IdempotencyKeys.open<unknown>(store, 'forecast_idempotency_keys');
+  const keys = new IdempotencyKeys(clients.workflows, 'forecast', pb.GenerateForecastsResponse, logger);
   const worker = new ForecastWorker({ forecasts, modelRuns, sales: clients.transactional, jobs: clients.workflows, bus, logger });
   const service = new ForecastService({ forecasts, modelRuns, keys, clients, bus, worker, logger });
   let subscription: Subscription | undefined;
   let timer: NodeJS.Timeout | undefined;
   let sweeping: Promise<void> = Promise.resolve();
   const sweep = () => {
-    sweeping = Promise.all([worker.sweep(), keys.sweep()]).then(
+    sweeping = worker.sweep().then(
       () => undefined,
       (err: unknown) => logger.warn({ err }, 'forecast sweep failed'),
     );

@@ -9,7 +9,7 @@ import { supply_compute_v1 as pb, supply_reference_v1 as rpb, supply_transaction
 import { addPeriods, formatIsoDate, parseIsoDate, type Frequency } from '../forecast/index';
 import type { ModelRunDoc } from '../runs/repository';
 import { gridEnd } from './history';
-import { fingerprintOf, IdempotencyKeys } from './idempotency';
+import { fingerprintOf, type IdempotencyKeys } from './idempotency';
 import { planChunks } from './planner';
 import { chunkId, type ForecastCollections, type ForecastRunDoc, type NamedId, type SeriesRef } from './repository';
 import { readForecastRequest, type ForecastRequest, type ForecastScope } from './request';
@@ -28,7 +28,7 @@ const FREQUENCY_OF_SPAN: Readonly<Record<string, Frequency>> = { day: 'day', wee
 export interface ForecastServiceDeps {
   forecasts: ForecastCollections;
   modelRuns: Collection<ModelRunDoc>;
-  keys: IdempotencyKeys<unknown>;
+  keys: IdempotencyKeys<pb.GenerateForecastsResponse>;
   clients: Pick<Clients, 'reference' | 'transactional' | 'workflows'>;
   bus: Bus;
   worker: ForecastWorker;
@@ -43,19 +43,20 @@ export class ForecastService {
   constructor(private readonly deps: ForecastServiceDeps) {}
 
   async generate(request: pb.GenerateForecastsRequest, ctx: CallContext): Promise<pb.GenerateForecastsResponse> {
-    const tenant = ctx.requireTenant();
+    ctx.requireTenant();
     const parsed = readForecastRequest(request);
     if (!request.idempotency_key) return this.answer(parsed, ctx);
-    const claim = await this.deps.keys.claim(tenant, request.idempotency_key, fingerprintOf(parsed));
-    if (claim.kind === 'replay') return { ...pb.GenerateForecastsResponse.fromJSON(claim.answer), replayed: true };
+    const claim = await this.deps.keys.claim(request.idempotency_key, fingerprintOf(parsed));
+    if (claim.kind === 'replay') return { ...claim.answer, replayed: true };
+    let answer: pb.GenerateForecastsResponse;
     try {
-      const answer = await this.answer(parsed, ctx);
-      await this.deps.keys.complete(claim.id, pb.GenerateForecastsResponse.toJSON(answer));
-      return answer;
+      answer = await this.answer(parsed, ctx);
     } catch (err) {
-      await this.deps.keys.release(claim.id);
+      await this.deps.keys.release(claim);
       throw err;
     }
+    await this.deps.keys.complete(claim, answer);
+    return answer;
   }
 
   private async answer(request: ForecastRequest, ctx: CallContext): Promise<pb.GenerateForecastsResponse> {

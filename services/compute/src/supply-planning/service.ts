@@ -39,8 +39,8 @@ export interface ServiceDeps {
   clients: Clients;
   runs: Collection<ModelRunDoc>;
   repos: PlanRepositories;
-  /** Compute's idempotency keys (shared with forecasting), answers stored as JSON. */
-  keys: IdempotencyKeys<unknown>;
+  /** Idempotency keys of plan requests, kept by the workflows service. */
+  keys: IdempotencyKeys<pb.GenerateSupplyPlanResponse>;
   bus: Bus;
   logger: Logger;
   limits?: typeof LIMITS;
@@ -67,16 +67,17 @@ export class SupplyPlanService {
     if (!parsed.ok) throw new ValidationError(parsed.errors);
     const tenant = ctx.requireTenant();
     const { idempotency_key: key, ...fields } = request;
-    const claim = key ? await this.deps.keys.claim(tenant, key, fingerprintOf(fields)) : null;
-    if (claim?.kind === 'replay') return { ...pb.GenerateSupplyPlanResponse.fromJSON(claim.answer), replayed: true };
+    const claim = key ? await this.deps.keys.claim(key, fingerprintOf(fields)) : null;
+    if (claim?.kind === 'replay') return { ...claim.answer, replayed: true };
+    let answer: pb.GenerateSupplyPlanResponse;
     try {
-      const answer = parsed.value.target.kind === 'view' ? await this.startRun(tenant, parsed.value, ctx) : await this.planNow(tenant, parsed.value);
-      if (claim) await this.deps.keys.complete(claim.id, pb.GenerateSupplyPlanResponse.toJSON(answer));
-      return answer;
+      answer = parsed.value.target.kind === 'view' ? await this.startRun(tenant, parsed.value, ctx) : await this.planNow(tenant, parsed.value);
     } catch (err) {
-      if (claim) await this.deps.keys.release(claim.id).catch(() => undefined);
+      if (claim) await this.deps.keys.release(claim);
       throw err;
     }
+    if (claim) await this.deps.keys.complete(claim, answer);
+    return answer;
   }
 
   /** One item-location, planned and stored before answering. */

@@ -54,8 +54,8 @@ export class IdempotentAnswers {
 
   async complete({ key, claim_id, answer }: pb.CompleteIdempotencyKeyRequest, ctx: CallContext): Promise<pb.IdempotencyKeyAck> {
     const held = this.held(key, claim_id, ctx);
-    if (!answer || !Number.isInteger(answer.status) || answer.status < 100 || answer.status > 599) {
-      throw new AppError('invalid_argument', 'An answer to keep needs an HTTP status.');
+    if (!answer || !Number.isInteger(answer.status) || (answer.status !== 0 && (answer.status < 100 || answer.status > 599))) {
+      throw new AppError('invalid_argument', 'An answer to keep has an HTTP status, or 0 for none.');
     }
     checkHeaders(answer.headers_json);
     const stored: StoredAnswer = { kind: 'answer', status: answer.status, headers_json: answer.headers_json || '{}', body_json: answer.body_json };
