@@ -18,7 +18,8 @@ export function contextToMetadata(credential: string, ctx: RequestContext | unde
   return md;
 }
 
-export function metadataToContext(md: Metadata, requestIdFallback: string): RequestContext {
+/** `requestIdFallback` names a call that came without a request id; a function is called only then. */
+export function metadataToContext(md: Metadata, requestIdFallback: string | (() => string)): RequestContext {
   const first = (key: string) => {
     const v = md.get(key)[0];
     return v === undefined ? undefined : String(v);
@@ -32,5 +33,6 @@ export function metadataToContext(md: Metadata, requestIdFallback: string): Requ
       principal = undefined;
     }
   }
-  return { requestId: first(MD.requestId) ?? requestIdFallback, tenant: first(MD.tenant), principal };
+  const requestId = first(MD.requestId) ?? (typeof requestIdFallback === 'string' ? requestIdFallback : requestIdFallback());
+  return { requestId, tenant: first(MD.tenant), principal };
 }

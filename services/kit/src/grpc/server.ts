@@ -42,9 +42,12 @@ type DefinitionOf<D> = {
 /** Handlers for every method of a ts-proto service definition, typed from the definition. */
 export type ServiceHandlers<D> = DefinitionOf<D>;
 
-function sameSecret(a: string, b: string): boolean {
+const digestOf = (value: string): Buffer => createHash('sha256').update(value).digest();
+
+/** Compares a presented secret with the expected one's digest, taken once per service. */
+function sameSecret(presented: string, expectedDigest: Buffer): boolean {
   // Hash first so lengths match and comparison time does not depend on the secret.
-  return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
+  return timingSafeEqual(digestOf(presented), expectedDigest);
 }
 
 /**
@@ -57,54 +60,73 @@ export function adaptService<D extends ServiceDefinition>(
   opts: { credential: string; logger: Logger },
 ): UntypedServiceImplementation {
   const impl: UntypedServiceImplementation = {};
+  const credentialDigest = digestOf(opts.credential);
   for (const method of Object.keys(definition)) {
     const handler = (handlers as Record<string, UnaryHandler<unknown, unknown>>)[method];
     if (!handler) throw new Error(`no handler for ${definition[method]!.path}`);
     const streaming = definition[method]!.requestStream;
     impl[method] = (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => {
       const presented = call.metadata.get(MD.credential)[0];
-      if (typeof presented !== 'string' || !sameSecret(presented, opts.credential)) {
+      if (typeof presented !== 'string' || !sameSecret(presented, credentialDigest)) {
         callback({ code: Status.UNAUTHENTICATED, details: 'missing or invalid service credential' });
         return;
       }
-      const base = metadataToContext(call.metadata, randomUUID());
-      const controller = new AbortController();
-      let settled = false;
-      // grpc-js also emits 'cancelled' once a finished call is torn down; only an unfinished one is aborted.
-      call.on('cancelled', () => {
-        if (!settled) controller.abort();
-      });
+      const base = metadataToContext(call.metadata, randomUUID);
       const deadline = call.getDeadline();
       const deadlineMs = deadline instanceof Date ? deadline.getTime() : Number(deadline);
+      // The signal, and the timer that aborts it at the deadline, are made only for a handler that asks for them.
+      let controller: AbortController | undefined;
       let timer: NodeJS.Timeout | undefined;
-      if (Number.isFinite(deadlineMs) && deadlineMs > 0) {
-        timer = setTimeout(() => controller.abort(), Math.max(0, deadlineMs - Date.now()));
-      }
+      let settled = false;
+      let cancelled = false;
+      // grpc-js also emits 'cancelled' once a finished call is torn down; only an unfinished one is aborted.
+      call.on('cancelled', () => {
+        if (settled) return;
+        cancelled = true;
+        controller?.abort();
+      });
+      const signal = (): AbortSignal => {
+        if (!controller) {
+          controller = new AbortController();
+          const abort = controller.abort.bind(controller);
+          if (cancelled) abort();
+          else if (!settled && Number.isFinite(deadlineMs) && deadlineMs > 0) {
+            const left = deadlineMs - Date.now();
+            if (left <= 0) abort();
+            else timer = setTimeout(abort, left);
+          }
+        }
+        return controller.signal;
+      };
       const ctx: CallContext = {
-        ...base,
+        requestId: base.requestId,
+        tenant: base.tenant,
+        principal: base.principal,
         deadline: Number.isFinite(deadlineMs) ? deadlineMs : undefined,
-        signal: controller.signal,
+        get signal() {
+          return signal();
+        },
         logger: opts.logger,
         requireTenant() {
           if (!base.tenant) throw new AppError('unauthenticated', 'this call needs x-tenant metadata');
           return base.tenant;
         },
       };
-      const started = process.hrtime.bigint();
-      const elapsedMs = () => Number(process.hrtime.bigint() - started) / 1e6;
       const debug = opts.logger.isLevelEnabled('debug');
+      const started = debug ? process.hrtime.bigint() : 0n;
+      const elapsedMs = () => Number(process.hrtime.bigint() - started) / 1e6;
       // grpc-js hands a client-streaming handler a ServerReadableStream, which is async iterable.
       const input = streaming ? (call as unknown as ServerReadableStream<unknown, unknown>) : call.request;
       runWithContext(ctx, () => handler(input, ctx)).then(
         (response) => {
           settled = true;
-          clearTimeout(timer);
+          if (timer) clearTimeout(timer);
           if (debug) runWithContext(ctx, () => opts.logger.debug({ rpc: method, ms: elapsedMs() }, 'rpc ok'));
           callback(null, response);
         },
         (err: unknown) => {
           settled = true;
-          clearTimeout(timer);
+          if (timer) clearTimeout(timer);
           if (debug) {
             runWithContext(ctx, () => opts.logger.debug({ rpc: method, ms: elapsedMs(), code: isAppError(err) ? err.code : 'internal' }, 'rpc failed'));
           }
