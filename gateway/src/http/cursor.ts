@@ -61,8 +61,10 @@ export function cursorCodec(secret: string | undefined): CursorCodec {
     decode(binding, cursor) {
       const [payload, signature, extra] = cursor.split('.');
       if (!payload || !signature || extra !== undefined) throw invalid();
-      const presented = Buffer.from(signature, 'base64url');
-      const expected = mac(binding, payload);
+      // Compared as text: decoding would ignore the padding bits of the last character,
+      // so a cursor with that character changed would still pass.
+      const presented = Buffer.from(signature);
+      const expected = Buffer.from(mac(binding, payload).toString('base64url'));
       if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) throw invalid();
       let decoded: unknown;
       try {
