@@ -9,8 +9,8 @@ const json = (value: unknown) => Buffer.from(JSON.stringify(value ?? null));
 const parse = (bytes: Buffer) => JSON.parse(bytes.toString('utf8')) as unknown;
 const unary = (path: string) => ({
   path,
-  requestStream: false,
-  responseStream: false,
+  requestStream: false as const,
+  responseStream: false as const,
   requestSerialize: json,
   requestDeserialize: parse,
   responseSerialize: json,
