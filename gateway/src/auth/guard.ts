@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { AppError, currentContext } from '@supply/kit';
+import { AppError, currentContext, type PrincipalContext } from '@supply/kit';
 import { parseToken } from '@supply/tokens/tokens/token-string';
 import { problem } from '../http/errors';
 import type { RouteDef } from '../http/routes';
@@ -31,6 +31,23 @@ export function levelAllows(principal: Pick<Principal, 'is_admin' | 'levels'>, m
   return module === null || LEVEL_RANK[levelOf(principal, module)] >= LEVEL_RANK[needed];
 }
 
+/** The principal as calls carry it; one object per cached principal, so its metadata is built once. */
+const contexts = new WeakMap<Principal, PrincipalContext>();
+function principalContextOf(principal: Principal): PrincipalContext {
+  let context = contexts.get(principal);
+  if (!context) {
+    context = {
+      tenant: principal.tenant,
+      tokenId: principal.token_id,
+      userId: principal.user_id,
+      scopes: principal.scopes,
+      isAdmin: principal.is_admin,
+    };
+    contexts.set(principal, context);
+  }
+  return context;
+}
+
 export interface GuardDeps {
   /** Resolves a well-formed bearer value to its principal (cached; see PrincipalCache). */
   authenticate(token: string): Promise<Principal>;
@@ -55,13 +72,7 @@ export function createGuard(deps: GuardDeps): Guard {
     const ctx = currentContext();
     if (ctx) {
       ctx.tenant = principal.tenant;
-      ctx.principal = {
-        tenant: principal.tenant,
-        tokenId: principal.token_id,
-        userId: principal.user_id,
-        scopes: principal.scopes,
-        isAdmin: principal.is_admin,
-      };
+      ctx.principal = principalContextOf(principal);
     }
     if (!principal.public_api_enabled) {
       throw problem('forbidden', 'The Public API module is disabled for this workspace.');

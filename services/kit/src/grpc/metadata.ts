@@ -9,23 +9,31 @@ export const MD = {
   principal: 'x-principal',
 } as const;
 
+/** The JSON of a principal, kept while the object lives: the gateway hands the same object to every call of a cached token. */
+const principalJson = new WeakMap<PrincipalContext, string>();
+
 export function contextToMetadata(credential: string, ctx: RequestContext | undefined): Metadata {
   const md = new Metadata();
   md.set(MD.credential, credential);
   if (ctx?.requestId) md.set(MD.requestId, ctx.requestId);
   if (ctx?.tenant) md.set(MD.tenant, ctx.tenant);
-  if (ctx?.principal) md.set(MD.principal, JSON.stringify(ctx.principal));
+  if (ctx?.principal) {
+    let json = principalJson.get(ctx.principal);
+    if (json === undefined) principalJson.set(ctx.principal, (json = JSON.stringify(ctx.principal)));
+    md.set(MD.principal, json);
+  }
   return md;
+}
+
+function firstValue(md: Metadata, key: string): string | undefined {
+  const v = md.get(key)[0];
+  return v === undefined ? undefined : String(v);
 }
 
 /** `requestIdFallback` names a call that came without a request id; a function is called only then. */
 export function metadataToContext(md: Metadata, requestIdFallback: string | (() => string)): RequestContext {
-  const first = (key: string) => {
-    const v = md.get(key)[0];
-    return v === undefined ? undefined : String(v);
-  };
   let principal: PrincipalContext | undefined;
-  const rawPrincipal = first(MD.principal);
+  const rawPrincipal = firstValue(md, MD.principal);
   if (rawPrincipal) {
     try {
       principal = JSON.parse(rawPrincipal) as PrincipalContext;
@@ -33,6 +41,6 @@ export function metadataToContext(md: Metadata, requestIdFallback: string | (() 
       principal = undefined;
     }
   }
-  const requestId = first(MD.requestId) ?? (typeof requestIdFallback === 'string' ? requestIdFallback : requestIdFallback());
-  return { requestId, tenant: first(MD.tenant), principal };
+  const requestId = firstValue(md, MD.requestId) ?? (typeof requestIdFallback === 'string' ? requestIdFallback : requestIdFallback());
+  return { requestId, tenant: firstValue(md, MD.tenant), principal };
 }

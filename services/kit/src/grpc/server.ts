@@ -44,6 +44,8 @@ export type ServiceHandlers<D> = DefinitionOf<D>;
 
 const digestOf = (value: string): Buffer => createHash('sha256').update(value).digest();
 
+const elapsedMsSince = (started: bigint): number => Number(process.hrtime.bigint() - started) / 1e6;
+
 /** Compares a presented secret with the expected one's digest, taken once per service. */
 function sameSecret(presented: string, expectedDigest: Buffer): boolean {
   // Hash first so lengths match and comparison time does not depend on the secret.
@@ -85,26 +87,22 @@ export function adaptService<D extends ServiceDefinition>(
         cancelled = true;
         controller?.abort();
       });
-      const signal = (): AbortSignal => {
-        if (!controller) {
-          controller = new AbortController();
-          const abort = controller.abort.bind(controller);
-          if (cancelled) abort();
-          else if (!settled && Number.isFinite(deadlineMs) && deadlineMs > 0) {
-            const left = deadlineMs - Date.now();
-            if (left <= 0) abort();
-            else timer = setTimeout(abort, left);
-          }
-        }
-        return controller.signal;
-      };
       const ctx: CallContext = {
         requestId: base.requestId,
         tenant: base.tenant,
         principal: base.principal,
         deadline: Number.isFinite(deadlineMs) ? deadlineMs : undefined,
         get signal() {
-          return signal();
+          if (!controller) {
+            controller = new AbortController();
+            if (cancelled) controller.abort();
+            else if (!settled && Number.isFinite(deadlineMs) && deadlineMs > 0) {
+              const left = deadlineMs - Date.now();
+              if (left <= 0) controller.abort();
+              else timer = setTimeout(() => controller!.abort(), left);
+            }
+          }
+          return controller.signal;
         },
         logger: opts.logger,
         requireTenant() {
@@ -114,21 +112,20 @@ export function adaptService<D extends ServiceDefinition>(
       };
       const debug = opts.logger.isLevelEnabled('debug');
       const started = debug ? process.hrtime.bigint() : 0n;
-      const elapsedMs = () => Number(process.hrtime.bigint() - started) / 1e6;
       // grpc-js hands a client-streaming handler a ServerReadableStream, which is async iterable.
       const input = streaming ? (call as unknown as ServerReadableStream<unknown, unknown>) : call.request;
       runWithContext(ctx, () => handler(input, ctx)).then(
         (response) => {
           settled = true;
           if (timer) clearTimeout(timer);
-          if (debug) runWithContext(ctx, () => opts.logger.debug({ rpc: method, ms: elapsedMs() }, 'rpc ok'));
+          if (debug) runWithContext(ctx, () => opts.logger.debug({ rpc: method, ms: elapsedMsSince(started) }, 'rpc ok'));
           callback(null, response);
         },
         (err: unknown) => {
           settled = true;
           if (timer) clearTimeout(timer);
           if (debug) {
-            runWithContext(ctx, () => opts.logger.debug({ rpc: method, ms: elapsedMs(), code: isAppError(err) ? err.code : 'internal' }, 'rpc failed'));
+            runWithContext(ctx, () => opts.logger.debug({ rpc: method, ms: elapsedMsSince(started), code: isAppError(err) ? err.code : 'internal' }, 'rpc failed'));
           }
           if (isAppError(err)) {
             if (err.code === 'internal') opts.logger.error({ err, method }, 'handler failed');
