@@ -1,10 +1,11 @@
 import { strict as assert } from 'node:assert';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { connect, createServer } from 'node:net';
+import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isAppError } from '@supply/kit/errors';
 import { openMeter, type Meter } from '@supply/kit/meter/index';
+import { ScratchRedis } from '../support/scratch-redis';
 
 /** Keeps this run's keys apart from other runs sharing the same Redis. */
 const runNamespace = `test:meter:${process.pid}:${Date.now().toString(36)}`;
@@ -208,57 +209,6 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** A redis-server of our own, so the outage test never stops the machine's shared Redis. */
-class ScratchRedis {
-  #process: ChildProcess | undefined;
-  constructor(readonly port: number) {}
-
-  get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
-  }
-
-  async start(): Promise<void> {
-    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
-    this.#process = spawn('redis-server', args, { stdio: 'ignore' });
-    const deadline = Date.now() + 5_000;
-    while (!(await this.#answersPing())) {
-      if (Date.now() > deadline) throw new Error(`redis-server on ${this.port} did not start`);
-      await sleep(20);
-    }
-  }
-
-  /** Freezes or thaws the server: connections stay open but nothing answers. */
-  signal(signal: 'SIGSTOP' | 'SIGCONT'): void {
-    this.#process?.kill(signal);
-  }
-
-  async kill(): Promise<void> {
-    const child = this.#process;
-    this.#process = undefined;
-    if (!child || child.exitCode !== null) return;
-    const exited = once(child, 'exit');
-    child.kill('SIGKILL');
-    await exited;
-  }
-
-  #answersPing(): Promise<boolean> {
-    return new Promise((resolve) => {
-      const socket = connect(this.port, '127.0.0.1');
-      socket.setTimeout(500);
-      socket.once('connect', () => socket.write('PING\r\n'));
-      socket.once('data', (data) => {
-        socket.destroy();
-        resolve(data.toString().startsWith('+PONG'));
-      });
-      socket.once('error', () => resolve(false));
-      socket.once('timeout', () => {
-        socket.destroy();
-        resolve(false);
-      });
-    });
-  }
-}
-
 function redisOutageSuite(): void {
   describe('Meter on Redis: outages', () => {
     const hasRedisServer = spawnSync('redis-server', ['--version']).status === 0;
@@ -272,7 +222,7 @@ function redisOutageSuite(): void {
     });
     after(async () => {
       await meter?.close();
-      await redis?.kill();
+      await redis?.stop();
     });
 
     it('refuses to open with unavailable, quickly, when nothing listens', async () => {
@@ -288,7 +238,7 @@ function redisOutageSuite(): void {
       const rate = { key: 'rl:outage', limit: 5, windowSeconds: 60 };
       assert.equal((await opened.check(rate)).rate.remaining, 4);
 
-      await redis.kill();
+      await redis.stop();
       for (const call of [() => opened.check(rate), () => opened.ping(), () => opened.increment('n:outage', 60)]) {
         const started = Date.now();
         await assert.rejects(call(), isUnavailable);

@@ -1,11 +1,9 @@
 // Helpers shared by the metering end-to-end suites.
 import { strict as assert } from 'node:assert';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
-import { connect } from 'node:net';
 import { createClient } from 'redis';
 import { api, type TestSystem } from '../support/system';
+export { ScratchRedis } from '../support/scratch-redis';
 
 /** With REDIS_URL the system meters in Redis (keys under a namespace of this run); without it, in memory. */
 export const REDIS_URL = process.env.REDIS_URL;
@@ -27,51 +25,6 @@ export async function clearMeterKeys(env: Record<string, string>): Promise<void>
     if (keys.length) await redis.del(keys);
   } finally {
     await redis.quit();
-  }
-}
-
-/** A redis-server of the test's own on a free port, so stopping it never touches the machine's Redis. */
-export class ScratchRedis {
-  #process: ChildProcess | undefined;
-  constructor(readonly port: number) {}
-
-  get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
-  }
-
-  async start(): Promise<void> {
-    this.#process = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    const deadline = Date.now() + 5_000;
-    while (!(await this.#answers())) {
-      if (Date.now() > deadline) throw new Error(`redis-server on ${this.port} did not start`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
-
-  async stop(): Promise<void> {
-    const child = this.#process;
-    this.#process = undefined;
-    if (!child || child.exitCode !== null) return;
-    const exited = once(child, 'exit');
-    child.kill('SIGKILL');
-    await exited;
-  }
-
-  #answers(): Promise<boolean> {
-    return new Promise((resolve) => {
-      const socket = connect(this.port, '127.0.0.1');
-      socket.setTimeout(500);
-      socket.once('connect', () => socket.write('PING\r\n'));
-      socket.once('data', (data) => {
-        socket.destroy();
-        resolve(data.toString().startsWith('+PONG'));
-      });
-      socket.once('error', () => resolve(false));
-      socket.once('timeout', () => {
-        socket.destroy();
-        resolve(false);
-      });
-    });
   }
 }
 
