@@ -133,19 +133,23 @@ export function tokenRoutes({ clients, now, revoked }: TokenRouteDeps): RouteDef
     headers: { 'Cache-Control': 'no-store' },
   });
   const utility = { kind: 'token', scope: null, module: null, level: 'view', cost: 'utility' } as const;
+  /** What POST /tokens and POST /tokens/provision share: the same body, answer and key handling. */
+  const tokenCreation = {
+    tag: 'Tokens',
+    access: utility,
+    dialect: 'current',
+    body,
+    response: createdSchema,
+    successStatus: 201,
+    idempotency: { by: 'gateway', stored: createdWithoutSecret },
+  } as const;
 
   return [
     defineRoute({
       method: 'post',
       path: `${PREFIX}/tokens`,
       summary: "Create a token for the calling token's user (privileged scopes need Planner on the Public API)",
-      tag: 'Tokens',
-      access: utility,
-      dialect: 'current',
-      body,
-      response: createdSchema,
-      successStatus: 201,
-      idempotency: { by: 'gateway', stored: createdWithoutSecret },
+      ...tokenCreation,
       async handler({ body, res }) {
         const principal: Principal = res.locals.principal;
         const token = await clients.tokens.createToken({
@@ -161,13 +165,7 @@ export function tokenRoutes({ clients, now, revoked }: TokenRouteDeps): RouteDef
       method: 'post',
       path: `${PREFIX}/tokens/provision`,
       summary: "Create a token from the calling token: scopes within the caller's, expiry no later",
-      tag: 'Tokens',
-      access: utility,
-      dialect: 'current',
-      body,
-      response: createdSchema,
-      successStatus: 201,
-      idempotency: { by: 'gateway', stored: createdWithoutSecret },
+      ...tokenCreation,
       async handler({ body, res }) {
         const principal: Principal = res.locals.principal;
         const token = await clients.tokens.provisionToken({
