@@ -8,6 +8,8 @@ import {
 } from '@supply/protos';
 import type { Config, ServiceName } from './config/config';
 import { createClient, type PromiseClient } from './grpc/client';
+import { clientObserver } from './metrics/grpc';
+import type { Metrics } from './metrics/metrics';
 
 export const SERVICE_DEFINITIONS = {
   tokens: supply_tokens_v1.TokenServiceService,
@@ -32,7 +34,7 @@ export type Clients = { [S in ServiceName]: PromiseClient<(typeof SERVICE_DEFINI
 };
 
 /** Typed clients for every peer, created on first use, each call with the configured deadline. */
-export function createClients(config: Config): Clients {
+export function createClients(config: Config, metrics?: Metrics): Clients {
   const cache = new Map<string, { close(): void }>();
   const get = (service: ServiceName) => {
     let client = cache.get(service);
@@ -40,6 +42,8 @@ export function createClients(config: Config): Clients {
       client = createClient(SERVICE_DEFINITIONS[service], config.peers[service], {
         credential: config.serviceCredential,
         deadlineMs: config.GRPC_DEADLINE_MS,
+        observe: metrics && clientObserver(metrics, service),
+        transport: config.grpcTransport,
       });
       cache.set(service, client);
     }
@@ -53,6 +57,7 @@ export function createClients(config: Config): Clients {
         h = createClient(grpc_health_v1.HealthService, config.peers[service], {
           credential: config.serviceCredential,
           deadlineMs: 2_000,
+          transport: config.grpcTransport,
         });
         healthClients.set(service, h);
       }

@@ -13,6 +13,8 @@ export interface RequestContext {
   requestId: string;
   tenant?: string;
   principal?: PrincipalContext;
+  /** The tenant of the request that caused this work (a bus delivery): logged, never acted for. */
+  originTenant?: string;
   /** Epoch ms after which work for this call is pointless. */
   deadline?: number;
 }

@@ -59,3 +59,12 @@ export function summarizeFieldErrors(fields: FieldErrors): string {
 export function isAppError(e: unknown): e is AppError {
   return e instanceof AppError;
 }
+
+/**
+ * What a job message may say about a failure: a domain error's own message (transport
+ * failures already carry a stable one), else a fixed sentence; the cause belongs in the log.
+ */
+export function publicReason(err: unknown): string {
+  if (isAppError(err) && err.code !== 'internal') return err.message;
+  return 'an internal error (the service log has the cause)';
+}

@@ -1,4 +1,6 @@
 export * from './errors';
+export * from './input';
+export * from './failures';
 export * from './context';
 export * from './log';
 export * from './config/config';
@@ -12,3 +14,6 @@ export * from './grpc/metadata';
 export type * from './store/store';
 export type * from './bus/bus';
 export type * from './meter/meter';
+export * from './metrics/metrics';
+export { contextHeaders, contextOfHeaders } from './bus/observed';
+export * from './tracing/tracing';

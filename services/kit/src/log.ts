@@ -1,4 +1,4 @@
-import pino, { type Logger } from 'pino';
+import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import { currentContext } from './context';
 
 export type { Logger };
@@ -19,15 +19,17 @@ const REDACT = [
 ];
 
 /** JSON logs; every line written inside a request carries its request id, tenant and token id. */
-export function createLogger(level: string, name = 'supply'): Logger {
-  return pino({
+export function createLogger(level: string, name = 'supply', redact: readonly string[] = [], destination?: DestinationStream): Logger {
+  const options: LoggerOptions = {
     name,
     level,
-    redact: { paths: REDACT, censor: '[redacted]' },
+    // Operators add fields of their own (LOG_REDACT); the built-in ones always stay.
+    redact: { paths: [...REDACT, ...redact], censor: '[redacted]' },
     mixin() {
       const ctx = currentContext();
       if (!ctx) return {};
-      return { request_id: ctx.requestId, tenant: ctx.tenant, token_id: ctx.principal?.tokenId };
+      return { request_id: ctx.requestId, tenant: ctx.tenant ?? ctx.originTenant, token_id: ctx.principal?.tokenId };
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }

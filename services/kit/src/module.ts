@@ -4,6 +4,7 @@ import type { Clients } from './clients';
 import type { Config, ServiceName } from './config/config';
 import type { Logger } from './log';
 import type { Meter } from './meter/meter';
+import type { Metrics } from './metrics/metrics';
 import type { Store } from './store/store';
 
 export type ModuleName = ServiceName | 'gateway';
@@ -17,6 +18,10 @@ export interface ModuleDeps {
   openStore(database: string): Promise<Store>;
   bus(): Promise<Bus>;
   meter(): Promise<Meter>;
+  /** The process's one metrics registry, served at `GET /metrics` on METRICS_PORT. */
+  metrics: Metrics;
+  /** Aborted when the process begins to shut down: readiness is false from then on. */
+  stopping: AbortSignal;
 }
 
 export interface HealthReport {
@@ -33,8 +38,8 @@ export interface RunningModule {
   };
   /** Called once every module of the process is initialised and serving (consumers, HTTP listen). */
   start?(): Promise<void>;
-  /** Drains in-flight work and releases what the module opened. */
-  stop(): Promise<void>;
+  /** Drains in-flight work and releases what the module opened; forces what is left at `deadline` (epoch ms). */
+  stop(deadline?: number): Promise<void>;
   health(): Promise<HealthReport>;
 }
 

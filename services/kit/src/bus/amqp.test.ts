@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { deliveryCountOf, supportsAtLeastOnceDeadLetters, workQueueArguments } from './amqp.js';
+import { deliveryCountOf, failureHistoryOf, retryQueueArguments, supportsAtLeastOnceDeadLetters, workQueueArguments } from './amqp.js';
 
 type Message = Parameters<typeof deliveryCountOf>[0];
 const message = (headers: Record<string, unknown> | undefined, redelivered = false): Message =>
@@ -11,6 +11,21 @@ describe('amqp bus helpers', () => {
     assert.equal(deliveryCountOf(message({})), 1);
     assert.equal(deliveryCountOf(message({ 'x-delivery-count': 1 }, true)), 2);
     assert.equal(deliveryCountOf(message({ 'x-delivery-count': 4 }, true)), 5);
+  });
+
+  it('adds the deliveries a copy from the retry queue carries, and reads its failure history', () => {
+    assert.equal(deliveryCountOf(message({ 'x-prior-deliveries': 2 })), 3);
+    assert.equal(deliveryCountOf(message({ 'x-prior-deliveries': 2, 'x-delivery-count': 1 }, true)), 4);
+    assert.deepEqual(failureHistoryOf(message({ 'x-prior-deliveries': 0, 'x-retries': 7, 'x-first-failure-at': 1_700_000_000_000 })), {
+      deliveryCount: 1,
+      retries: 7,
+      firstFailureAt: 1_700_000_000_000,
+    });
+    assert.deepEqual(failureHistoryOf(message(undefined)), { deliveryCount: 1, retries: 0, firstFailureAt: null });
+  });
+
+  it('returns expired retries to the work queue through the default exchange', () => {
+    assert.deepEqual(retryQueueArguments('ns.jobs'), { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': 'ns.jobs' });
   });
 
   it('counts a redelivery without the header (classic queue) as at least the second', () => {

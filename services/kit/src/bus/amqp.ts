@@ -8,6 +8,11 @@
  *   exchange `dead-letter` with routing key `<queue>`. Dead-lettering is at-least-once
  *   (`x-dead-letter-strategy`, which needs `x-overflow: reject-publish`) on RabbitMQ
  *   3.10 and later, at-most-once on older brokers, which lack the strategy.
+ * - retry queue `<queue>.retry`: durable classic queue without consumers. A failed message
+ *   that is to be tried again is published here with a per-message TTL (the backoff) and
+ *   its failure history in headers, then acked; on expiry it dead-letters through the
+ *   default exchange back to `<queue>`. A retryable failure thus never burns the delivery
+ *   limit. Expiry is in queue order, so a message waits at most the largest backoff.
  * - dead queue `<queue>.dead`: durable classic queue bound to `dead-letter`. Classic,
  *   because a quorum queue would count every browse as a delivery and, on brokers with a
  *   default delivery limit, eventually drop what it holds.
@@ -17,29 +22,36 @@
  * One connection carries a confirm channel for send/publish, a channel for declarations
  * (a refused declaration closes only that one) and one channel per consumer and per
  * subscriber, each with its own prefetch. When the connection drops, it reconnects with
- * capped exponential backoff, redeclares on first use and re-attaches every consumer
+ * capped exponential backoff and jitter, redeclares on first use and re-attaches every consumer
  * and subscriber; sends made meanwhile wait up to `sendTimeoutMs`.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import amqp, { type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage, type Message, type Options } from 'amqplib';
 import { AppError } from '../errors.js';
-import type { Bus, BusOptions, ConsumeOptions, Delivery, Subscription, WorkHandler } from './bus.js';
+import type { Bus, BusOptions, ConsumeOptions, Delivery, MessageEnvelope, QueueStats, SendOptions, Subscription, WorkHandler } from './bus.js';
 import {
   assertLimit,
   assertName,
   backoffMs,
+  decideOnFailure,
+  deliveryWithVerdict,
   DEFAULT_DRAIN_TIMEOUT_MS,
   deadQueueOf,
   decodeBody,
   defaultLogger,
   encodeBody,
   errorMessage,
+  inDeliveryContext,
   namespaced,
-  resolveMaxDeliveries,
   resolvePrefetch,
+  resolveRetryPolicy,
   settleWithin,
   Timers,
+  unfinishedDelivery,
   type BusLogger,
+  type FailureDecision,
+  type FailureHistory,
+  type RetryPolicy,
 } from './common.js';
 
 export interface AmqpBusOptions extends BusOptions {
@@ -61,6 +73,12 @@ const SUBSCRIBER_PREFETCH = 64;
 const CONNECT_ATTEMPT_TIMEOUT_MS = 10_000;
 /** Lets the publisher match a broker return to the send that caused it. */
 const PUBLISH_ID_HEADER = 'x-publish-id';
+/** Failure history a message carries through its retry queue (see decideOnFailure). */
+const PRIOR_DELIVERIES_HEADER = 'x-prior-deliveries';
+const RETRIES_HEADER = 'x-retries';
+const FIRST_FAILURE_HEADER = 'x-first-failure-at';
+/** How long handing a failed message to its retry queue may take before it is requeued instead. */
+const RETRY_PUBLISH_TIMEOUT_MS = 5_000;
 /** Reply codes that mean the broker refused the request itself, so retrying cannot help. */
 const PERMANENT_REPLY_CODES = new Set([403, 404, 405, 406]);
 
@@ -155,7 +173,10 @@ class UnroutableError extends Error {}
 
 class AmqpBus implements Bus {
   readonly maxDeliveries: number;
+  readonly policy: RetryPolicy;
   readonly drainTimeoutMs: number;
+  /** Set at shutdown: consumers hand back what they hold by then. */
+  private drainDeadline = Infinity;
   readonly log: BusLogger;
   readonly timers = new Timers();
   private readonly sendTimeoutMs: number;
@@ -168,7 +189,8 @@ class AmqpBus implements Bus {
   private closing: Promise<void> | null = null;
 
   constructor(private readonly options: AmqpBusOptions) {
-    this.maxDeliveries = resolveMaxDeliveries(options);
+    this.policy = resolveRetryPolicy(options);
+    this.maxDeliveries = this.policy.maxDeliveries;
     this.sendTimeoutMs = options.sendTimeoutMs ?? 30_000;
     this.drainTimeoutMs = options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
     this.log = defaultLogger(options.logger).child({ adapter: 'amqp' });
@@ -200,8 +222,10 @@ class AmqpBus implements Bus {
     }
   }
 
+  /** Half the capped exponential delay plus a random half, so processes cut off together do not reconnect in step. */
   private reconnectDelay(attempt: number): number {
-    return backoffMs(attempt, this.options.reconnectDelayMs ?? 100, this.options.reconnectMaxDelayMs ?? 10_000);
+    const delay = backoffMs(attempt, this.options.reconnectDelayMs ?? 100, this.options.reconnectMaxDelayMs ?? 10_000);
+    return Math.round(delay / 2 + Math.random() * (delay / 2));
   }
 
   private resetConnected(): void {
@@ -311,11 +335,12 @@ class AmqpBus implements Bus {
     const args = workQueueArguments(name, this.name('dead-letter'), this.maxDeliveries, session.atLeastOnceDeadLetters);
     await this.declareDeadQueue(session, queue);
     await session.declare(`queue:${name}`, (channel) => channel.assertQueue(name, { durable: true, arguments: args }));
+    await session.declare(`retry:${name}`, (channel) => channel.assertQueue(retryQueueOf(name), { durable: true, arguments: retryQueueArguments(name) }));
   }
 
   forgetQueue(session: Session, queue: string): void {
     const name = this.name(queue);
-    session.forget(`queue:${name}`, `dead:${name}`);
+    session.forget(`queue:${name}`, `dead:${name}`, `retry:${name}`);
   }
 
   declareDeadQueue(session: Session, queue: string): Promise<void> {
@@ -336,7 +361,7 @@ class AmqpBus implements Bus {
       .then(() => exchange);
   }
 
-  async send<T>(queue: string, body: T, options?: { messageId?: string }): Promise<void> {
+  async send<T>(queue: string, body: T, options?: SendOptions): Promise<void> {
     assertName('queue', queue);
     const content = Buffer.from(encodeBody(body));
     const properties: Options.Publish = {
@@ -344,6 +369,7 @@ class AmqpBus implements Bus {
       messageId: options?.messageId ?? randomUUID(),
       contentType: 'application/json',
       timestamp: Math.floor(Date.now() / 1000),
+      ...(options?.headers && { headers: { ...options.headers } }),
     };
     await this.withSession(`send to ${queue}`, async (session) => {
       await this.declareQueue(session, queue);
@@ -369,7 +395,7 @@ class AmqpBus implements Bus {
 
   async consume<T>(queue: string, handler: WorkHandler<T>, options?: ConsumeOptions): Promise<Subscription> {
     assertName('queue', queue);
-    const consumer = new WorkConsumer(this, queue, handler as WorkHandler, resolvePrefetch(options?.prefetch));
+    const consumer = new WorkConsumer(this, queue, handler as WorkHandler, resolvePrefetch(options?.prefetch), options?.onDeadLetter);
     return this.register(consumer, `consume ${queue}`);
   }
 
@@ -395,6 +421,16 @@ class AmqpBus implements Bus {
         await attachment.close();
       },
     };
+  }
+
+  /** The broker's count of ready messages and consumers (it does not tell the oldest message's age). */
+  async queueStats(queue: string): Promise<QueueStats> {
+    assertName('queue', queue);
+    return this.withSession(`inspect ${queue}`, async (session) => {
+      await this.declareQueue(session, queue);
+      const ok = await (await session.topology()).checkQueue(this.name(queue));
+      return { messages: ok.messageCount, consumers: ok.consumerCount };
+    }, Math.min(this.sendTimeoutMs, 5_000));
   }
 
   /**
@@ -428,6 +464,15 @@ class AmqpBus implements Bus {
     await this.withSession('ping', async (session) => {
       await (await session.topology()).checkExchange('amq.fanout');
     }, Math.min(this.sendTimeoutMs, 5_000));
+  }
+
+  drainBy(deadline: number): void {
+    this.drainDeadline = Math.min(this.drainDeadline, deadline);
+  }
+
+  /** How long a closing consumer may wait for its running handlers. */
+  drainWindow(): number {
+    return Math.max(0, Math.min(this.drainTimeoutMs, this.drainDeadline - Date.now()));
   }
 
   close(): Promise<void> {
@@ -552,7 +597,7 @@ abstract class Attachment {
     await this.chain;
     const channel = this.channel;
     if (channel) await this.stop(channel).catch(() => undefined);
-    const drained = await settleWithin(Promise.all([...this.running]), this.bus.drainTimeoutMs);
+    const drained = await settleWithin(Promise.all([...this.running]), this.bus.drainWindow());
     if (!drained) this.bus.log.warn({ target: this.target, messages: this.running.size }, 'handlers still running at close; the broker requeues their messages');
     this.channel = null;
     if (channel) await channel.close().catch(() => undefined);
@@ -569,6 +614,7 @@ class WorkConsumer extends Attachment {
     private readonly queue: string,
     private readonly handler: WorkHandler,
     private readonly prefetch: number,
+    private readonly onDeadLetter: ConsumeOptions['onDeadLetter'],
   ) {
     super(bus);
   }
@@ -582,7 +628,7 @@ class WorkConsumer extends Attachment {
     await channel.prefetch(this.prefetch);
     const reply = await channel.consume(this.bus.name(this.queue), (message) => {
       if (message !== null) {
-        this.track(this.handle(channel, message));
+        this.track(this.handle(channel, session, message));
         return;
       }
       this.bus.forgetQueue(session, this.queue);
@@ -595,8 +641,9 @@ class WorkConsumer extends Attachment {
     if (this.consumerTag) await channel.cancel(this.consumerTag);
   }
 
-  private async handle(channel: Channel, message: ConsumeMessage): Promise<void> {
-    const delivery: Delivery = { messageId: messageIdOf(message), deliveryCount: deliveryCountOf(message) };
+  private async handle(channel: Channel, session: Session, message: ConsumeMessage): Promise<void> {
+    const history = failureHistoryOf(message);
+    const delivery = deliveryWithVerdict({ messageId: messageIdOf(message), deliveryCount: history.deliveryCount }, history, this.bus.policy);
     let body: unknown;
     try {
       body = decodeBody(message.content.toString());
@@ -606,14 +653,68 @@ class WorkConsumer extends Attachment {
       this.settle(channel, message, 'reject');
       return;
     }
-    try {
-      await this.handler(body, delivery);
-    } catch (err) {
-      this.bus.log.warn({ err, queue: this.queue, ...delivery }, delivery.deliveryCount >= this.bus.maxDeliveries ? 'handler failed on the last allowed delivery; dead-lettering' : 'handler failed; redelivering');
-      this.settle(channel, message, 'requeue');
+    if (history.deliveryCount > this.bus.maxDeliveries) {
+      // Earlier copies used up the deliveries and the last one died with its process.
+      await this.notifyDeadLetter(body, { ...delivery, deliveryCount: this.bus.maxDeliveries }, unfinishedDelivery());
+      this.settle(channel, message, 'reject');
       return;
     }
+    try {
+      await inDeliveryContext(`delivery:${this.queue}:${delivery.messageId}`, () => this.handler(body, delivery, envelopeOf(message)));
+    } catch (err) {
+      const decision = decideOnFailure(err, history, this.bus.policy);
+      if (decision.action === 'dead-letter') {
+        this.bus.log.warn({ err, queue: this.queue, ...delivery }, 'handler failed for good; dead-lettering');
+        await this.notifyDeadLetter(body, delivery, err);
+        this.settle(channel, message, 'reject');
+        return;
+      }
+      this.bus.log.warn(
+        { err, queue: this.queue, ...delivery, retries: decision.retries, retryInMs: decision.delayMs },
+        decision.counted ? 'handler failed; redelivering' : 'a dependency is unavailable; retrying later',
+      );
+      try {
+        await this.retryLater(session, message, history, decision);
+      } catch (publishErr) {
+        // The broker did not take the copy: hand the message back as it is, so nothing is lost.
+        this.bus.log.warn({ err: errorMessage(publishErr), queue: this.queue, ...delivery }, 'could not schedule the retry; requeueing');
+        this.settle(channel, message, 'requeue');
+        return;
+      }
+    }
     this.settle(channel, message, 'ack');
+  }
+
+  /** Puts a copy with its failure history on the retry queue; the caller acks the original once the broker confirmed it. */
+  private async retryLater(session: Session, message: ConsumeMessage, history: FailureHistory, decision: Extract<FailureDecision, { action: 'retry' }>): Promise<void> {
+    if (!session.alive) throw new Error('the connection is gone');
+    const name = this.bus.name(this.queue);
+    const headers: Record<string, unknown> = {
+      // The sender's headers (request id, tenant, trace context) go with the copy, so its retry is still theirs.
+      ...envelopeOf(message).headers,
+      [PRIOR_DELIVERIES_HEADER]: decision.counted ? history.deliveryCount : history.deliveryCount - 1,
+      [RETRIES_HEADER]: decision.retries,
+    };
+    if (decision.firstFailureAt !== null) headers[FIRST_FAILURE_HEADER] = decision.firstFailureAt;
+    const properties: Options.Publish = {
+      persistent: true,
+      messageId: messageIdOf(message),
+      contentType: message.properties.contentType ?? 'application/json',
+      timestamp: message.properties.timestamp,
+      // 0 would drop it at once if no consumer waits, which is the dead-letter path we want anyway; 1 ms keeps intent plain.
+      expiration: String(Math.max(1, decision.delayMs)),
+      headers,
+    };
+    await beforeDeadline(session.publish('', retryQueueOf(name), message.content, properties), Date.now() + RETRY_PUBLISH_TIMEOUT_MS, 'The broker did not confirm the retry in time.');
+  }
+
+  private async notifyDeadLetter(body: unknown, delivery: Delivery, failure: unknown): Promise<void> {
+    if (!this.onDeadLetter) return;
+    try {
+      await this.onDeadLetter(body, delivery, failure);
+    } catch (err) {
+      this.bus.log.error({ err: errorMessage(err), queue: this.queue, messageId: delivery.messageId }, 'the dead-letter hook failed');
+    }
   }
 }
 
@@ -651,7 +752,7 @@ class TopicSubscriber extends Attachment {
 
   private async handle(channel: Channel, message: ConsumeMessage): Promise<void> {
     try {
-      await this.handler(decodeBody(message.content.toString()));
+      await inDeliveryContext(`event:${this.topic}`, () => this.handler(decodeBody(message.content.toString())));
     } catch (err) {
       this.bus.log.error({ err, topic: this.topic }, 'event handler failed');
     }
@@ -702,11 +803,51 @@ function confirmed(channel: ConfirmChannel, exchange: string, routingKey: string
   });
 }
 
-/** Quorum queues count returns in `x-delivery-count`; absent means this is the first delivery. */
+/** The sender's string headers (the broker's own and the publish id are not the sender's). */
+export function envelopeOf(message: Pick<ConsumeMessage, 'properties'>): MessageEnvelope {
+  const headers: Record<string, string> = {};
+  for (const [key, value] of Object.entries(message.properties.headers ?? {})) {
+    if (typeof value === 'string' && !key.startsWith('x-delivery') && key !== PUBLISH_ID_HEADER) headers[key] = value;
+  }
+  const stamp = Number(message.properties.timestamp);
+  return { headers, sentAt: Number.isFinite(stamp) && stamp > 0 ? stamp * 1000 : undefined };
+}
+
+/** Where a message that was never delivered before waits out its backoff. */
+export function retryQueueOf(queue: string): string {
+  return `${queue}.retry`;
+}
+
+/** The retry queue hands expired messages back to the work queue through the default exchange. */
+export function retryQueueArguments(workQueue: string): Record<string, unknown> {
+  return { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': workQueue };
+}
+
+/**
+ * Quorum queues count returns of this copy in `x-delivery-count` (absent on the first
+ * delivery); a copy that came through the retry queue adds the deliveries before it.
+ */
 export function deliveryCountOf(message: Pick<ConsumeMessage, 'fields' | 'properties'>): number {
-  const returns = Number(message.properties.headers?.['x-delivery-count'] ?? 0);
-  if (Number.isFinite(returns) && returns > 0) return returns + 1;
-  return message.fields.redelivered ? 2 : 1;
+  const headers = message.properties.headers ?? {};
+  const prior = nonNegative(headers[PRIOR_DELIVERIES_HEADER]);
+  const returns = nonNegative(headers['x-delivery-count']);
+  if (returns > 0) return prior + returns + 1;
+  return prior + (message.fields.redelivered ? 2 : 1);
+}
+
+export function failureHistoryOf(message: Pick<ConsumeMessage, 'fields' | 'properties'>): FailureHistory {
+  const headers = message.properties.headers ?? {};
+  const first = Number(headers[FIRST_FAILURE_HEADER]);
+  return {
+    deliveryCount: deliveryCountOf(message),
+    retries: nonNegative(headers[RETRIES_HEADER]),
+    firstFailureAt: Number.isFinite(first) && first > 0 ? first : null,
+  };
+}
+
+function nonNegative(value: unknown): number {
+  const n = Number(value ?? 0);
+  return Number.isFinite(n) && n > 0 ? Math.floor(n) : 0;
 }
 
 /** Messages published by other clients may lack an id; a content hash is at least stable across redeliveries. */

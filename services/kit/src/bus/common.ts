@@ -1,15 +1,30 @@
 /** Pieces both bus adapters share, so they name, encode and retry the same way. */
 import { pino, type Logger } from 'pino';
+import { runWithContext } from '../context.js';
 import { AppError } from '../errors.js';
-import type { BusOptions } from './bus.js';
+import { isRetryable } from '../failures.js';
+import type { BusOptions, Delivery } from './bus.js';
 
 export const DEFAULT_MAX_DELIVERIES = 5;
 /** One at a time keeps a queue strictly ordered unless a consumer opts into concurrency. */
 export const DEFAULT_PREFETCH = 1;
 /** How long close() lets running handlers finish before their messages are handed back. */
 export const DEFAULT_DRAIN_TIMEOUT_MS = 5_000;
+/** Retryable failures of a message are retried this long (an outage of the store, a peer or the broker). */
+export const DEFAULT_OUTAGE_WINDOW_MS = 10 * 60 * 1000;
+export const DEFAULT_REDELIVERY_DELAY_MS = 100;
+export const DEFAULT_REDELIVERY_MAX_DELAY_MS = 10_000;
 
 export type BusLogger = Logger;
+
+/**
+ * Runs a delivery's handler in a context of its own, named `requestId` and acting for
+ * nobody: otherwise it would inherit whatever context woke it (the sender's request, with
+ * its principal), and its calls would act for that. A handler names whom it acts for.
+ */
+export function inDeliveryContext<T>(requestId: string, handler: () => T): T {
+  return runWithContext({ requestId }, handler);
+}
 
 export function defaultLogger(logger: BusLogger | undefined): BusLogger {
   return logger ?? pino({ level: 'silent' });
@@ -65,6 +80,70 @@ export function decodeBody<T>(text: string): T {
 /** Capped exponential delay: base, 2×base, 4×base… never above cap. */
 export function backoffMs(attempt: number, baseMs: number, capMs: number): number {
   return Math.min(capMs, baseMs * 2 ** Math.max(0, Math.min(attempt, 30)));
+}
+
+/** Full jitter: uniform in [0, capped exponential delay], so retries after an outage spread out. */
+export function jitteredBackoffMs(attempt: number, baseMs: number, capMs: number, random: () => number = Math.random): number {
+  return Math.floor(random() * backoffMs(attempt, baseMs, capMs));
+}
+
+export interface RetryPolicy {
+  maxDeliveries: number;
+  outageWindowMs: number;
+  redeliveryDelayMs: number;
+  redeliveryMaxDelayMs: number;
+}
+
+export function resolveRetryPolicy(options: BusOptions): RetryPolicy {
+  const outageWindowMs = options.outageWindowMs ?? DEFAULT_OUTAGE_WINDOW_MS;
+  const redeliveryDelayMs = options.redeliveryDelayMs ?? DEFAULT_REDELIVERY_DELAY_MS;
+  const redeliveryMaxDelayMs = options.redeliveryMaxDelayMs ?? Math.max(redeliveryDelayMs, DEFAULT_REDELIVERY_MAX_DELAY_MS);
+  for (const [name, value] of Object.entries({ outageWindowMs, redeliveryDelayMs, redeliveryMaxDelayMs })) {
+    if (!Number.isInteger(value) || value < 0) throw new AppError('invalid_argument', `${name} must be a non-negative integer, got ${String(value)}.`);
+  }
+  return { maxDeliveries: resolveMaxDeliveries(options), outageWindowMs, redeliveryDelayMs, redeliveryMaxDelayMs };
+}
+
+/** What a message carries about its earlier failures, whichever adapter keeps it. */
+export interface FailureHistory {
+  /** Deliveries so far that counted, this one included. */
+  deliveryCount: number;
+  /** Retryable failures so far, before this one. */
+  retries: number;
+  /** Epoch ms of the first retryable failure, null if none yet. */
+  firstFailureAt: number | null;
+}
+
+export type FailureDecision =
+  | { action: 'retry'; delayMs: number; counted: boolean; retries: number; firstFailureAt: number | null }
+  | { action: 'dead-letter' };
+
+/** The one rule both adapters follow when a handler throws. */
+export function decideOnFailure(err: unknown, history: FailureHistory, policy: RetryPolicy, now = Date.now()): FailureDecision {
+  if (isRetryable(err)) {
+    const firstFailureAt = history.firstFailureAt ?? now;
+    if (now - firstFailureAt >= policy.outageWindowMs) return { action: 'dead-letter' };
+    const retries = history.retries + 1;
+    const delayMs = jitteredBackoffMs(retries - 1, policy.redeliveryDelayMs, policy.redeliveryMaxDelayMs);
+    return { action: 'retry', delayMs: Math.min(delayMs, Math.max(0, firstFailureAt + policy.outageWindowMs - now)), counted: false, retries, firstFailureAt };
+  }
+  if (history.deliveryCount >= policy.maxDeliveries) return { action: 'dead-letter' };
+  const delayMs = jitteredBackoffMs(history.deliveryCount - 1, policy.redeliveryDelayMs, policy.redeliveryMaxDelayMs);
+  return { action: 'retry', delayMs, counted: true, retries: history.retries, firstFailureAt: history.firstFailureAt };
+}
+
+/** The failure reported for a message whose last allowed delivery died with its process. */
+export function unfinishedDelivery(): AppError {
+  const reason = 'its last allowed delivery never finished (the worker stopped during it)';
+  return new AppError('internal', `Dead-lettered: ${reason}.`, { reason });
+}
+
+/** The delivery a handler gets, with the bus's verdict on a failure attached (not enumerable, so it compares as plain data). */
+export function deliveryWithVerdict(delivery: Delivery, history: FailureHistory, policy: RetryPolicy): Delivery {
+  return Object.defineProperty(delivery, 'willDeadLetter', {
+    value: (error: unknown) => decideOnFailure(error, history, policy).action === 'dead-letter',
+    enumerable: false,
+  });
 }
 
 export function errorMessage(err: unknown): string {

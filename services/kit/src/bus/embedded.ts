@@ -5,8 +5,9 @@
  * Each message is one `bus_messages` document. A consumer claims the oldest visible
  * `ready` document with one atomic findOneAndUpdate (state `inflight`, deliveryCount + 1,
  * its own claim token), deletes it when the handler resolves, and on a throw puts it back
- * as `ready` with a later `visibleAt` (capped exponential backoff), or moves it to
- * `<queue>.dead` once deliveryCount reached maxDeliveries. Every write after the claim
+ * as `ready` with a later `visibleAt` (backoff with full jitter; a retryable failure gives
+ * its delivery back and is retried until the outage window ends), or moves it to
+ * `<queue>.dead` (see decideOnFailure in common.ts). Every write after the claim
  * matches the claim token, so a delivery that was handed back cannot ack someone else's.
  * Opening a bus hands back every `inflight` document no live bus in this process owns:
  * those were in flight when an earlier process died, and count as one delivery each.
@@ -14,24 +15,30 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { AppError } from '../errors.js';
+import { outsideTrace } from '../tracing/tracing.js';
 import type { Collection, CollectionSpec, Doc, Store } from '../store/store.js';
-import type { Bus, BusOptions, ConsumeOptions, Delivery, Subscription, WorkHandler } from './bus.js';
+import type { Bus, BusOptions, ConsumeOptions, Delivery, QueueStats, SendOptions, Subscription, WorkHandler } from './bus.js';
 import {
   assertLimit,
   assertName,
   backoffMs,
+  decideOnFailure,
+  deliveryWithVerdict,
   DEFAULT_DRAIN_TIMEOUT_MS,
   deadQueueOf,
   decodeBody,
+  unfinishedDelivery,
   defaultLogger,
   encodeBody,
   errorMessage,
+  inDeliveryContext,
   namespaced,
-  resolveMaxDeliveries,
+  resolveRetryPolicy,
   resolvePrefetch,
   settleWithin,
   Timers,
   type BusLogger,
+  type RetryPolicy,
 } from './common.js';
 
 export const MESSAGES_COLLECTION = 'bus_messages';
@@ -40,9 +47,6 @@ export interface EmbeddedBusOptions extends BusOptions {
   store: Store;
   /** Gets no message bodies: ids, queues and counts only. Pass a child bound to `component: 'bus'`. */
   logger?: BusLogger;
-  /** First redelivery delay after a handler throws; doubles per delivery up to `redeliveryMaxDelayMs`. */
-  redeliveryDelayMs?: number;
-  redeliveryMaxDelayMs?: number;
   /** Idle consumers re-check the store this often, besides being woken by sends in this process. */
   pollIntervalMs?: number;
   drainTimeoutMs?: number;
@@ -57,8 +61,11 @@ export interface MessageDoc extends Doc {
   messageId: string;
   /** The JSON-encoded body. */
   payload: string;
-  /** Deliveries so far, counted at claim time. */
+  /** Deliveries so far, counted at claim time; a retryable failure gives its count back. */
   deliveryCount: number;
+  /** Retryable failures so far, and when the first of them happened (epoch ms). */
+  retries?: number;
+  firstFailureAt?: number | null;
   state: MessageState;
   /** Epoch milliseconds before which the message is not handed out. */
   visibleAt: number;
@@ -67,6 +74,8 @@ export interface MessageDoc extends Doc {
   /** Id of the bus instance holding the claim, null when ready. */
   owner: string | null;
   sentAt: string;
+  /** The sender's headers (request id, tenant), absent when it sent none. */
+  headers?: Record<string, string>;
   /** Set when dead-lettered: the queue it came from and the deliveries it had. */
   deadLetter?: { queue: string; deliveries: number; at: string };
 }
@@ -98,10 +107,11 @@ export async function openEmbeddedBus(options: EmbeddedBusOptions): Promise<Bus>
 class EmbeddedBus implements Bus {
   readonly id = randomUUID();
   readonly maxDeliveries: number;
-  readonly redeliveryDelayMs: number;
-  readonly redeliveryMaxDelayMs: number;
+  readonly policy: RetryPolicy;
   readonly pollIntervalMs: number;
   readonly drainTimeoutMs: number;
+  /** Set at shutdown: consumers hand back what they hold by then. */
+  private drainDeadline = Infinity;
   readonly log: BusLogger;
   private readonly consumers = new Set<EmbeddedConsumer>();
   private readonly subscriptions = new Set<() => void>();
@@ -111,9 +121,8 @@ class EmbeddedBus implements Bus {
     readonly messages: Collection<MessageDoc>,
     private readonly options: EmbeddedBusOptions,
   ) {
-    this.maxDeliveries = resolveMaxDeliveries(options);
-    this.redeliveryDelayMs = options.redeliveryDelayMs ?? 100;
-    this.redeliveryMaxDelayMs = options.redeliveryMaxDelayMs ?? 5_000;
+    this.policy = resolveRetryPolicy(options);
+    this.maxDeliveries = this.policy.maxDeliveries;
     this.pollIntervalMs = options.pollIntervalMs ?? 1_000;
     this.drainTimeoutMs = options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
     this.log = defaultLogger(options.logger).child({ adapter: 'embedded' });
@@ -133,7 +142,7 @@ class EmbeddedBus implements Bus {
     if (orphans.modified > 0) this.log.warn({ messages: orphans.modified }, 'redelivering messages left in flight by a previous process');
   }
 
-  async send<T>(queue: string, body: T, options?: { messageId?: string }): Promise<void> {
+  async send<T>(queue: string, body: T, options?: SendOptions): Promise<void> {
     this.assertOpen();
     assertName('queue', queue);
     const name = this.name(queue);
@@ -147,6 +156,7 @@ class EmbeddedBus implements Bus {
       claim: null,
       owner: null,
       sentAt: new Date().toISOString(),
+      ...(options?.headers && { headers: options.headers }),
     });
     wakeups.emit(name);
   }
@@ -154,7 +164,7 @@ class EmbeddedBus implements Bus {
   async consume<T>(queue: string, handler: WorkHandler<T>, options?: ConsumeOptions): Promise<Subscription> {
     this.assertOpen();
     assertName('queue', queue);
-    const consumer = new EmbeddedConsumer(this, this.name(queue), handler as WorkHandler, resolvePrefetch(options?.prefetch));
+    const consumer = new EmbeddedConsumer(this, this.name(queue), handler as WorkHandler, resolvePrefetch(options?.prefetch), options?.onDeadLetter);
     this.consumers.add(consumer);
     consumer.start();
     return {
@@ -177,11 +187,13 @@ class EmbeddedBus implements Bus {
     const name = this.name(topic);
     const listener = (payload: string): void => {
       // Run after publish() returns, like a remote delivery, and never let a handler hurt the publisher.
-      setImmediate(() => {
-        Promise.resolve()
-          .then(() => handler(decodeBody<T>(payload)))
-          .catch((err: unknown) => this.log.error({ err, topic }, 'event handler failed'));
-      });
+      setImmediate(() =>
+        inDeliveryContext(`event:${topic}`, () =>
+          Promise.resolve()
+            .then(() => handler(decodeBody<T>(payload)))
+            .catch((err: unknown) => this.log.error({ err, topic }, 'event handler failed')),
+        ),
+      );
     };
     topics.on(name, listener);
     const off = (): void => {
@@ -194,6 +206,21 @@ class EmbeddedBus implements Bus {
         off();
       },
     };
+  }
+
+  /** Every message of the queue in the store; consumers of this process only (the store knows no others). */
+  async queueStats(queue: string): Promise<QueueStats> {
+    assertName('queue', queue);
+    const name = this.name(queue);
+    const [messages, oldest] = await Promise.all([
+      this.messages.count({ queue: name }),
+      this.messages.findOne({ queue: name }, { sort: [['_id', 1]] }),
+    ]);
+    const consumers = [...this.consumers].filter((c) => c.queue === name).length;
+    // An empty queue has nothing waiting: age 0, so the gauge has a series before the first backlog.
+    if (!oldest) return { messages, consumers, oldestAgeSeconds: 0 };
+    const sent = Date.parse(oldest.sentAt);
+    return { messages, consumers, ...(Number.isFinite(sent) && { oldestAgeSeconds: Math.max(0, Date.now() - sent) / 1000 }) };
   }
 
   async deadLetters<T>(queue: string, limit = 100): Promise<Array<{ messageId: string; body: T }>> {
@@ -211,6 +238,15 @@ class EmbeddedBus implements Bus {
   async ping(): Promise<void> {
     this.assertOpen();
     await this.options.store.ping();
+  }
+
+  drainBy(deadline: number): void {
+    this.drainDeadline = Math.min(this.drainDeadline, deadline);
+  }
+
+  /** How long a closing consumer may wait for its running handlers. */
+  drainWindow(): number {
+    return Math.max(0, Math.min(this.drainTimeoutMs, this.drainDeadline - Date.now()));
   }
 
   async close(): Promise<void> {
@@ -244,9 +280,10 @@ class EmbeddedConsumer {
 
   constructor(
     private readonly bus: EmbeddedBus,
-    private readonly queue: string,
+    readonly queue: string,
     private readonly handler: WorkHandler,
     private readonly prefetch: number,
+    private readonly onDeadLetter: ConsumeOptions['onDeadLetter'],
   ) {}
 
   start(): void {
@@ -261,7 +298,8 @@ class EmbeddedConsumer {
       this.pumpAgain = true;
       return;
     }
-    this.pumping = this.fill()
+    // A send wakes the loop from inside its request; the claims and their timers are the consumer's, not that request's.
+    this.pumping = outsideTrace(() => this.fill())
       .catch((err: unknown) => {
         this.bus.log.error({ err, queue: this.queue }, 'claiming messages failed; retrying');
         this.schedule(this.bus.pollIntervalMs);
@@ -288,6 +326,7 @@ class EmbeddedConsumer {
       }
       if (doc.deliveryCount > this.bus.maxDeliveries) {
         // Only a crash between claim and outcome gets here: the attempt that died was the last allowed one.
+        await this.notifyDeadLetter(doc, { messageId: doc.messageId, deliveryCount: doc.deliveryCount - 1 }, unfinishedDelivery());
         await this.deadLetter(doc, doc.claim ?? '', doc.deliveryCount - 1);
         continue;
       }
@@ -317,12 +356,16 @@ class EmbeddedConsumer {
 
   private run(doc: MessageDoc): void {
     const claim = doc.claim ?? '';
-    const delivery: Delivery = { messageId: doc.messageId, deliveryCount: doc.deliveryCount };
+    const delivery = deliveryWithVerdict(
+      { messageId: doc.messageId, deliveryCount: doc.deliveryCount },
+      { deliveryCount: doc.deliveryCount, retries: doc.retries ?? 0, firstFailureAt: doc.firstFailureAt ?? null },
+      this.bus.policy,
+    );
     const done = (async () => {
       let failed = false;
       let failure: unknown;
       try {
-        await this.handler(decodeBody(doc.payload), delivery);
+        await inDeliveryContext(`delivery:${this.queue}:${doc.messageId}`, () => this.handler(decodeBody(doc.payload), delivery, { headers: doc.headers ?? {}, sentAt: Date.parse(doc.sentAt) }));
       } catch (err) {
         failed = true;
         failure = err;
@@ -330,25 +373,38 @@ class EmbeddedConsumer {
       if (this.abandoned.has(claim)) return;
       if (!failed) {
         await this.settle(() => this.bus.messages.deleteOne({ _id: doc._id, claim }));
-      } else if (doc.deliveryCount >= this.bus.maxDeliveries) {
+        return;
+      }
+      const decision = decideOnFailure(failure, { deliveryCount: doc.deliveryCount, retries: doc.retries ?? 0, firstFailureAt: doc.firstFailureAt ?? null }, this.bus.policy);
+      if (decision.action === 'dead-letter') {
         this.bus.log.warn(
           { err: failure, queue: this.queue, messageId: doc.messageId, deliveryCount: doc.deliveryCount },
-          'handler failed on the last allowed delivery; dead-lettering',
+          'handler failed for good; dead-lettering',
         );
+        await this.notifyDeadLetter(doc, delivery, failure);
         await this.settle(() => this.deadLetter(doc, claim, doc.deliveryCount));
-      } else {
-        const delay = backoffMs(doc.deliveryCount - 1, this.bus.redeliveryDelayMs, this.bus.redeliveryMaxDelayMs);
-        this.bus.log.warn(
-          { err: failure, queue: this.queue, messageId: doc.messageId, deliveryCount: doc.deliveryCount, retryInMs: delay },
-          'handler failed; redelivering',
-        );
-        await this.settle(() =>
-          this.bus.messages.updateOne(
-            { _id: doc._id, claim },
-            { $set: { state: 'ready', claim: null, owner: null, visibleAt: Date.now() + delay } },
-          ),
-        );
+        return;
       }
+      this.bus.log.warn(
+        { err: failure, queue: this.queue, messageId: doc.messageId, deliveryCount: doc.deliveryCount, retries: decision.retries, retryInMs: decision.delayMs },
+        decision.counted ? 'handler failed; redelivering' : 'a dependency is unavailable; retrying later',
+      );
+      await this.settle(() =>
+        this.bus.messages.updateOne(
+          { _id: doc._id, claim },
+          {
+            $set: {
+              state: 'ready',
+              claim: null,
+              owner: null,
+              visibleAt: Date.now() + decision.delayMs,
+              deliveryCount: decision.counted ? doc.deliveryCount : doc.deliveryCount - 1,
+              retries: decision.retries,
+              firstFailureAt: decision.firstFailureAt,
+            },
+          },
+        ),
+      );
     })().finally(() => {
       this.running.delete(doc._id);
       this.pump();
@@ -369,6 +425,17 @@ class EmbeddedConsumer {
         }
         await this.timers.sleep(backoffMs(attempt, 50, 1_000));
       }
+    }
+  }
+
+  private async notifyDeadLetter(doc: MessageDoc, delivery: Delivery, failure: unknown): Promise<void> {
+    if (!this.onDeadLetter) return;
+    let body: unknown = null;
+    try {
+      body = decodeBody(doc.payload);
+      await this.onDeadLetter(body, delivery, failure);
+    } catch (err) {
+      this.bus.log.error({ err: errorMessage(err), queue: this.queue, messageId: doc.messageId }, 'the dead-letter hook failed');
     }
   }
 
@@ -407,7 +474,7 @@ class EmbeddedConsumer {
       clearTimeout(this.wakeTimer);
       this.timers.cancelAll();
       const running = [...this.running.values()];
-      const drained = await settleWithin(Promise.all(running.map((r) => r.done)), this.bus.drainTimeoutMs);
+      const drained = await settleWithin(Promise.all(running.map((r) => r.done)), this.bus.drainWindow());
       if (drained) return;
       const stuck = [...this.running.entries()];
       this.bus.log.warn({ queue: this.queue, messages: stuck.length }, 'handlers still running at close; handing their messages back');

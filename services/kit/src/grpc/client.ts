@@ -1,7 +1,11 @@
-import { Client, credentials, type CallOptions, type ClientWritableStream, type Metadata, type ServiceError } from '@grpc/grpc-js';
+import { Client, status as Status, type CallOptions, type ClientWritableStream, type Metadata, type ServiceError } from '@grpc/grpc-js';
 import { currentContext, type RequestContext } from '../context';
 import { contextToMetadata } from './metadata';
-import { fromServiceError } from './status';
+import { fromServiceError, GRPC_STATUS_OF } from './status';
+import { channelSetup, PLAINTEXT, type GrpcTransport } from './transport';
+import { isAppError } from '../errors';
+import type { ClientCallObserver } from '../metrics/grpc';
+import { grpcClientSpan } from '../tracing/tracing';
 
 interface MethodDefinitionLike {
   path: string;
@@ -50,14 +54,17 @@ export type PromiseClient<D> = {
 export function createClient<D extends Record<string, MethodDefinitionLike>>(
   definition: D,
   address: string,
-  opts: { credential: string; deadlineMs: number },
+  opts: { credential: string; deadlineMs: number; transport?: GrpcTransport; observe?: ClientCallObserver },
 ): PromiseClient<D> {
-  const client = new Client(address, credentials.createInsecure(), {
+  const channel = channelSetup(opts.transport ?? PLAINTEXT);
+  const client = new Client(address, channel.credentials, {
+    ...channel.options,
     'grpc.keepalive_time_ms': 30_000,
     'grpc.max_receive_message_length': 64 * 1024 * 1024,
     // Nothing reads channelz; tracking it costs every call a little.
     'grpc.enable_channelz': 0,
   });
+  const observe = opts.observe;
   const out: Record<string, unknown> = {
     close: () => client.close(),
     address,
@@ -72,25 +79,79 @@ export function createClient<D extends Record<string, MethodDefinitionLike>>(
   for (const [name, method] of Object.entries(definition)) {
     if (method.responseStream) continue;
     if (method.requestStream) {
-      out[name] = (overrides: CallOverrides = {}) => openClientStream(client, method, callSetup(overrides));
+      out[name] = (overrides: CallOverrides = {}) => {
+        const setup = callSetup(overrides);
+        const endSpan = grpcClientSpan(method.path, setup.metadata);
+        const call = openClientStream(client, method, setup);
+        if (observe || endSpan) observeCall(name, call.response, observe, endSpan);
+        return call;
+      };
       continue;
     }
     out[name] = (request: unknown, overrides: CallOverrides = {}) => {
       const { metadata, callOptions } = callSetup(overrides);
-      return new Promise((resolve, reject) => {
-        client.makeUnaryRequest(
-          method.path,
-          method.requestSerialize as (v: unknown) => Buffer,
-          method.responseDeserialize,
-          request,
-          metadata,
-          callOptions,
-          (err: ServiceError | null, response?: unknown) => (err ? reject(fromServiceError(err)) : resolve(response)),
+      const started = observe ? process.hrtime.bigint() : 0n;
+      const endSpan = grpcClientSpan(method.path, metadata);
+      const attempt = () =>
+        new Promise<unknown>((resolve, reject) => {
+          client.makeUnaryRequest(
+            method.path,
+            method.requestSerialize as (v: unknown) => Buffer,
+            method.responseDeserialize,
+            request,
+            metadata,
+            callOptions,
+            (err: ServiceError | null, response?: unknown) => (err ? reject(err) : resolve(response)),
+          );
+        });
+      const settle = (code: number) => {
+        observe?.(name, code, Number(process.hrtime.bigint() - started) / 1e9);
+        endSpan?.(code);
+      };
+      return attempt()
+        .catch(async (err: ServiceError) => {
+          // A call that found no connection never reached the peer, so it is safe to send again once the
+          // channel is back: a peer restarting (or between reconnect attempts) is not an outage yet.
+          if (!neverSent(err) || !(await channelReady(client, Math.min(callOptions.deadline, Date.now() + RECONNECT_WAIT_MS)))) throw err;
+          return attempt();
+        })
+        .then(
+          (response) => {
+            settle(0);
+            return response;
+          },
+          (err: ServiceError) => {
+            settle(err.code);
+            throw fromServiceError(err);
+          },
         );
-      });
     };
   }
   return out as PromiseClient<D>;
+}
+
+/** How long a call that found no connection waits for its peer to come back before it fails. */
+const RECONNECT_WAIT_MS = 3_000;
+
+/** grpc-js fails a call at pick time, before anything is sent, with this text when the channel has no connection. */
+const neverSent = (err: ServiceError) => err.code === Status.UNAVAILABLE && /No connection established/.test(err.details ?? '');
+
+function channelReady(client: Client, deadline: number): Promise<boolean> {
+  if (deadline <= Date.now()) return Promise.resolve(false);
+  return new Promise((resolve) => client.waitForReady(deadline, (error) => resolve(!error)));
+}
+
+function observeCall(method: string, response: Promise<unknown>, observe?: ClientCallObserver, endSpan?: (code: number) => void): void {
+  const started = process.hrtime.bigint();
+  const settle = (code: number) => {
+    observe?.(method, code, Number(process.hrtime.bigint() - started) / 1e9);
+    endSpan?.(code);
+  };
+  response.then(
+    () => settle(0),
+    // The stream's failure arrives as an AppError; its code maps back to the status the callee sent.
+    (err: unknown) => settle(isAppError(err) ? GRPC_STATUS_OF[err.code] : 2),
+  );
 }
 
 function openClientStream(

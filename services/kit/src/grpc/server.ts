@@ -1,7 +1,6 @@
 import { randomUUID, timingSafeEqual, createHash } from 'node:crypto';
 import {
   Server,
-  ServerCredentials,
   status as Status,
   type sendUnaryData,
   type ServerReadableStream,
@@ -14,6 +13,7 @@ import { runWithContext, type RequestContext } from '../context';
 import type { Logger } from '../log';
 import { MD, metadataToContext } from './metadata';
 import { toServiceError } from './status';
+import { PLAINTEXT, serverCredentials, type GrpcTransport } from './transport';
 
 /** What a handler sees besides its request: who asked, and a signal that fires when the caller gives up. */
 export interface CallContext extends RequestContext {
@@ -141,9 +141,9 @@ export function adaptService<D extends ServiceDefinition>(
   return impl;
 }
 
-export async function bindServer(server: Server, host: string, port: number): Promise<number> {
+export async function bindServer(server: Server, host: string, port: number, transport: GrpcTransport = PLAINTEXT): Promise<number> {
   return new Promise((resolve, reject) => {
-    server.bindAsync(`${host}:${port}`, ServerCredentials.createInsecure(), (err, bound) =>
+    server.bindAsync(`${host}:${port}`, serverCredentials(transport), (err, bound) =>
       err ? reject(err) : resolve(bound),
     );
   });

@@ -52,7 +52,26 @@ export function fromServiceError(err: ServiceError): AppError {
     }
   }
   const code = CODE_OF_STATUS[err.code as Status] ?? 'internal';
-  return new AppError(code, code === 'internal' ? 'Upstream service failed.' : err.details || String(code), {
+  // The library's text names addresses and causes (`connect ECONNREFUSED 127.0.0.1:38453`):
+  // callers and clients see a stable message; `upstream` (and `cause`) keep the text for logs only.
+  const error = new AppError(code, TRANSPORT_MESSAGE[code] ?? TRANSPORT_MESSAGE.internal!, {
     grpcStatus: err.code,
+    transport: true,
+    upstream: err.details ?? '',
   });
+  return Object.assign(error, { cause: err.details });
 }
+
+/** Public messages of failures that came without a domain error (the connection, or a peer outside this codebase). */
+export const TRANSPORT_MESSAGE: Partial<Record<ErrorCode, string>> = {
+  unavailable: 'A service is unavailable. Try again in a moment.',
+  deadline_exceeded: 'A service did not answer in time. Try again in a moment.',
+  internal: 'Upstream service failed.',
+  invalid_argument: 'An upstream service refused the request as invalid.',
+  unauthenticated: 'An upstream service refused the request as unauthenticated.',
+  permission_denied: 'An upstream service refused the request as not permitted.',
+  not_found: 'An upstream service found no such record.',
+  conflict: 'An upstream service refused the request as conflicting.',
+  precondition_failed: 'An upstream service refused the request in its current state.',
+  resource_exhausted: 'An upstream service is over its limits; try again later.',
+};

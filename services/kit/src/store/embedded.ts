@@ -338,16 +338,28 @@ class EmbeddedStore implements Store {
    */
   *matches(state: CollectionState, filter: Filter, options: FindOptions = {}): Generator<Doc, void, undefined> {
     const sort = options.sort ?? [];
-    const prepared = this.prepare(state, filter, sort);
-    const { plan } = prepared;
-    const matcher = prepared.matcher!;
     const skip = Math.max(0, options.skip ?? 0);
     // As in MongoDB, a limit of 0 means none and a negative limit counts like its absolute value.
     const limit = options.limit ? Math.abs(options.limit) : Infinity;
-    const source = this.sourceFor(state, plan, sort, plan.sortServed ? skip + limit : Infinity);
+    // A filter naming its `_id`s reads just those documents, however many (a plan caps `$in` at MAX_RANGES and may pick
+    // another index), and matches only the rest of the filter (matching a long `$in` costs its length per document).
+    const pinned = pinnedIds(filter);
+    let source: DocumentSource;
+    let matcher: DocumentMatcher;
+    let sortServed: boolean;
+    if (pinned) {
+      matcher = compileFilter(pinned.rest);
+      source = this.idSource(state, pinned.ids);
+      sortServed = sort.length === 0 || (sort[0]![0] === '_id' && sort[0]![1] === 1);
+    } else {
+      const { plan, matcher: compiled } = this.prepare(state, filter, sort);
+      matcher = compiled!;
+      source = this.sourceFor(state, plan, sort, plan.sortServed ? skip + limit : Infinity);
+      sortServed = plan.sortServed;
+    }
     let skipped = 0;
     let yielded = 0;
-    if (plan.sortServed) {
+    if (sortServed) {
       for (let document = source.next(); document !== undefined; document = source.next()) {
         if (!matcher(document)) continue;
         if (skipped < skip) {
@@ -363,6 +375,26 @@ class EmbeddedStore implements Store {
     const sorted = sortDocuments(matched, sort);
     const end = Math.min(skip + limit, sorted.length);
     for (let i = skip; i < end; i++) yield sorted[i]!;
+  }
+
+  /** The documents of `ids` that exist, in `_id` (primary key) order. */
+  private idSource(state: CollectionState, ids: readonly DocId[]): DocumentSource {
+    const keys = new Map<string, Buffer>();
+    for (const id of ids) {
+      const key = this.docKey(state, id);
+      keys.set(key.toString('latin1'), key);
+    }
+    const ordered = [...keys.values()].sort(Buffer.compare);
+    let position = 0;
+    return {
+      next: () => {
+        while (position < ordered.length) {
+          const document = this.docs.get(ordered[position++]!) as Doc | undefined;
+          if (document !== undefined) return document;
+        }
+        return undefined;
+      },
+    };
   }
 
   private sourceFor(state: CollectionState, plan: QueryPlan, sort: Sort, wanted: number): DocumentSource {
@@ -508,6 +540,26 @@ function compareSortKeys(a: Buffer[], b: Buffer[], sort: Sort): number {
     if (order !== 0) return order;
   }
   return 0;
+}
+
+/**
+ * The `_id`s a filter pins at its top level (`_id: v`, `$eq`, `$in`), and the rest of the filter
+ * still to match (without `_id` when reading just those ids settles it), else undefined.
+ */
+function pinnedIds(filter: Filter): { ids: DocId[]; rest: Filter } | undefined {
+  if (!Object.hasOwn(filter, '_id')) return undefined;
+  const { _id: condition, ...others } = filter as Record<string, unknown>;
+  const isId = (value: unknown): value is DocId => typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
+  if (isId(condition)) return { ids: [condition], rest: others };
+  if (condition === null || typeof condition !== 'object' || Array.isArray(condition)) return undefined;
+  const operators = condition as Record<string, unknown>;
+  const keys = Object.keys(operators);
+  if (keys.some((key) => !key.startsWith('$'))) return undefined;
+  const pinnedBy = isId(operators.$eq) ? '$eq' : Array.isArray(operators.$in) && operators.$in.every(isId) ? '$in' : undefined;
+  if (!pinnedBy) return undefined;
+  const { [pinnedBy]: values, ...otherOperators } = operators;
+  const rest = keys.length === 1 ? others : { ...others, _id: otherOperators };
+  return { ids: pinnedBy === '$eq' ? [values as DocId] : (values as DocId[]), rest };
 }
 
 /** Stable, so documents that tie keep their scan (`_id`) order. */
