@@ -28,6 +28,12 @@ const template = {
   plugins: [{ local: bin('protoc-gen-ts_proto'), out: relative(protosDir, outDir), opt: tsProtoOptions }],
 };
 
+if (process.argv.includes('--if-available') && !existsSync(bin('buf'))) {
+  // A production install (npm ci --omit=dev) runs the compiled bundle, which has the generated code inside.
+  console.log('proto:gen: buf is not installed (production install); nothing to generate');
+  process.exit(0);
+}
+
 rmSync(outDir, { recursive: true, force: true });
 mkdirSync(outDir, { recursive: true });
 execFileSync(bin('buf'), ['generate', '--template', JSON.stringify(template)], { cwd: protosDir, stdio: 'inherit' });

@@ -1,6 +1,7 @@
 import { adaptService, type ServiceModule } from '@supply/kit';
 import { supply_compute_v1 } from '@supply/protos';
 import { openForecasting } from './forecasting/index';
+import { openLatestForecasts } from './forecasting/latest';
 import { openModelRuns } from './runs/repository';
 import { openSupplyPlanning } from './supply-planning/index';
 
@@ -8,11 +9,13 @@ import { openSupplyPlanning } from './supply-planning/index';
 export const computeModule: ServiceModule = {
   name: 'compute',
   dependencies: ['reference', 'transactional', 'workflows'],
-  async init({ config, logger, openStore, clients, bus }) {
+  async init({ config, logger, openStore, clients, bus, metrics }) {
     const store = await openStore('compute');
     const runs = await openModelRuns(store);
-    const supplyPlanning = await openSupplyPlanning({ store, runs, clients, bus: await bus(), logger });
-    const forecasting = await openForecasting({ store, modelRuns: runs, clients, bus: await bus(), logger });
+    // Forecasting keeps each series' latest forecast uncertainty; supply planning sizes service-level safety stock from it.
+    const latest = await openLatestForecasts(store);
+    const supplyPlanning = await openSupplyPlanning({ store, runs, clients, bus: await bus(), logger, metrics, latest });
+    const forecasting = await openForecasting({ store, modelRuns: runs, clients, bus: await bus(), logger, metrics, latest });
     const implementation = adaptService(
       supply_compute_v1.ComputeServiceService,
       {

@@ -3,6 +3,7 @@ import { supply_reference_v1 } from '@supply/protos';
 import { createCalendars, getCalendar, listCalendars, updateCalendar } from './calendars/service';
 import { createCustomerGroups, getCustomerGroup, listCustomerGroups, updateCustomerGroup } from './customer-groups/service';
 import { openReferenceDb } from './db';
+import { REFERENCE_CHANGED, type ReferenceChangedEvent } from './events';
 import { createHierarchyLevels, getHierarchyLevel, listHierarchyLevels, updateHierarchyLevel } from './hierarchy-levels/service';
 import { ensureItemCustomerGroups, getItemCustomerGroups, listItemCustomerGroups } from './item-customer-groups/service';
 import { createItemLocations, getItemLocation, listItemLocations, updateItemLocation } from './item-locations/service';
@@ -20,36 +21,45 @@ import { createViews, getView, listViews, updateView } from './views/service';
 export const referenceModule: ServiceModule = {
   name: 'reference',
   dependencies: [],
-  async init({ config, logger, openStore }) {
+  async init({ config, logger, openStore, bus }) {
     const store = await openStore('reference');
     const db = await openReferenceDb(store);
     if (config.seedDemo) {
       const seeded = await seedDemoReference(store, db);
       if (seeded.length > 0) logger.info({ tenants: seeded }, 'demo reference data created');
     }
+    const messages = await bus();
+    /** Runs a write, then tells every gateway the tenant's reference answers are stale (before the write is answered). */
+    const write = async <T>(tenant: string, run: (tenant: string) => Promise<T>, changed: (result: T) => boolean = () => true): Promise<T> => {
+      const result = await run(tenant);
+      if (!changed(result)) return result;
+      const event: ReferenceChangedEvent = { tenant };
+      await messages.publish(REFERENCE_CHANGED, event).catch((err: unknown) => logger.error({ err, tenant }, 'reference change not published'));
+      return result;
+    };
     // Every handler reads and writes only the calling tenant's records.
     const implementation = adaptService(
       supply_reference_v1.ReferenceServiceService,
       {
         listUoms: (req, ctx) => listUoms(db, ctx.requireTenant(), req),
         getUom: (req, ctx) => getUom(db, ctx.requireTenant(), req.id),
-        createUoms: (req, ctx) => createUoms(db, ctx.requireTenant(), req),
-        updateUom: (req, ctx) => updateUom(db, ctx.requireTenant(), req),
+        createUoms: (req, ctx) => write(ctx.requireTenant(), (tenant) => createUoms(db, tenant, req)),
+        updateUom: (req, ctx) => write(ctx.requireTenant(), (tenant) => updateUom(db, tenant, req)),
 
         listHierarchyLevels: (req, ctx) => listHierarchyLevels(db, ctx.requireTenant(), req),
         getHierarchyLevel: (req, ctx) => getHierarchyLevel(db, ctx.requireTenant(), req.id),
-        createHierarchyLevels: (req, ctx) => createHierarchyLevels(db, ctx.requireTenant(), req),
-        updateHierarchyLevel: (req, ctx) => updateHierarchyLevel(db, ctx.requireTenant(), req),
+        createHierarchyLevels: (req, ctx) => write(ctx.requireTenant(), (tenant) => createHierarchyLevels(db, tenant, req)),
+        updateHierarchyLevel: (req, ctx) => write(ctx.requireTenant(), (tenant) => updateHierarchyLevel(db, tenant, req)),
 
         listItems: (req, ctx) => listItems(db, ctx.requireTenant(), req),
         getItem: (req, ctx) => getItem(db, ctx.requireTenant(), req.id),
-        createItems: (req, ctx) => createItems(db, ctx.requireTenant(), req),
-        updateItem: (req, ctx) => updateItem(db, ctx.requireTenant(), req),
+        createItems: (req, ctx) => write(ctx.requireTenant(), (tenant) => createItems(db, tenant, req)),
+        updateItem: (req, ctx) => write(ctx.requireTenant(), (tenant) => updateItem(db, tenant, req)),
 
         listCustomerGroups: (req, ctx) => listCustomerGroups(db, ctx.requireTenant(), req),
         getCustomerGroup: (req, ctx) => getCustomerGroup(db, ctx.requireTenant(), req.id),
-        createCustomerGroups: (req, ctx) => createCustomerGroups(db, ctx.requireTenant(), req),
-        updateCustomerGroup: (req, ctx) => updateCustomerGroup(db, ctx.requireTenant(), req),
+        createCustomerGroups: (req, ctx) => write(ctx.requireTenant(), (tenant) => createCustomerGroups(db, tenant, req)),
+        updateCustomerGroup: (req, ctx) => write(ctx.requireTenant(), (tenant) => updateCustomerGroup(db, tenant, req)),
 
         listSaleTypes: (req, ctx) => listSaleTypes(db, ctx.requireTenant(), req),
         getSaleType: (req, ctx) => getSaleType(db, ctx.requireTenant(), req.id),
@@ -59,27 +69,28 @@ export const referenceModule: ServiceModule = {
 
         listCalendars: (req, ctx) => listCalendars(db, ctx.requireTenant(), req),
         getCalendar: (req, ctx) => getCalendar(db, ctx.requireTenant(), req.id),
-        createCalendars: (req, ctx) => createCalendars(db, ctx.requireTenant(), req),
-        updateCalendar: (req, ctx) => updateCalendar(db, ctx.requireTenant(), req),
+        createCalendars: (req, ctx) => write(ctx.requireTenant(), (tenant) => createCalendars(db, tenant, req)),
+        updateCalendar: (req, ctx) => write(ctx.requireTenant(), (tenant) => updateCalendar(db, tenant, req)),
 
         listLocations: (req, ctx) => listLocations(db, ctx.requireTenant(), req),
         getLocation: (req, ctx) => getLocation(db, ctx.requireTenant(), req.id),
-        createLocations: (req, ctx) => createLocations(db, ctx.requireTenant(), req),
-        updateLocation: (req, ctx) => updateLocation(db, ctx.requireTenant(), req),
+        createLocations: (req, ctx) => write(ctx.requireTenant(), (tenant) => createLocations(db, tenant, req)),
+        updateLocation: (req, ctx) => write(ctx.requireTenant(), (tenant) => updateLocation(db, tenant, req)),
 
         listItemLocations: (req, ctx) => listItemLocations(db, ctx.requireTenant(), req),
         getItemLocation: (req, ctx) => getItemLocation(db, ctx.requireTenant(), req.id),
-        createItemLocations: (req, ctx) => createItemLocations(db, ctx.requireTenant(), req),
-        updateItemLocation: (req, ctx) => updateItemLocation(db, ctx.requireTenant(), req),
+        createItemLocations: (req, ctx) => write(ctx.requireTenant(), (tenant) => createItemLocations(db, tenant, req)),
+        updateItemLocation: (req, ctx) => write(ctx.requireTenant(), (tenant) => updateItemLocation(db, tenant, req)),
 
         listViews: (req, ctx) => listViews(db, ctx.requireTenant(), req),
         getView: (req, ctx) => getView(db, ctx.requireTenant(), req),
-        createViews: (req, ctx) => createViews(db, ctx.requireTenant(), req),
-        updateView: (req, ctx) => updateView(db, ctx.requireTenant(), req),
+        createViews: (req, ctx) => write(ctx.requireTenant(), (tenant) => createViews(db, tenant, req)),
+        updateView: (req, ctx) => write(ctx.requireTenant(), (tenant) => updateView(db, tenant, req)),
 
         resolveNames: (req, ctx) => resolveNames(db, ctx.requireTenant(), req),
         lookupIds: (req, ctx) => lookupIds(db, ctx.requireTenant(), req),
-        ensureItemCustomerGroups: (req, ctx) => ensureItemCustomerGroups(db, ctx.requireTenant(), req),
+        // Imports ensure the combinations of every batch; only a batch that created one changes anything.
+        ensureItemCustomerGroups: (req, ctx) => write(ctx.requireTenant(), (tenant) => ensureItemCustomerGroups(db, tenant, req), (r) => r.created > 0),
         getItemCustomerGroups: (req, ctx) => getItemCustomerGroups(db, ctx.requireTenant(), req),
         listItemCustomerGroups: (req, ctx) => listItemCustomerGroups(db, ctx.requireTenant(), req),
         getPlanningParameters: (req, ctx) => getPlanningParameters(db, ctx.requireTenant(), req),

@@ -1,4 +1,4 @@
-import { adaptService, type Doc, type ServiceModule } from '@supply/kit';
+import { adaptService, failureReason, retryUntilDone, type Doc, type ServiceModule } from '@supply/kit';
 import { supply_transactional_v1 } from '@supply/protos';
 import { timestamp } from './common/records';
 import { openInventory } from './inventory/repository';
@@ -48,25 +48,43 @@ export const transactionalModule: ServiceModule = {
       },
       { credential: config.serviceCredential, logger },
     );
+    let stopped = false;
+    let seeding: Promise<unknown> = Promise.resolve();
     return {
       grpc: {
         definition: supply_transactional_v1.TransactionalServiceService,
         implementation,
         protoFile: 'supply/transactional/v1/transactional.proto',
       },
-      // Runs once every gRPC server is up: the demo data needs reference ids.
+      // The demo data needs reference ids, and reference may come up later than this process:
+      // seeding retries in the background until reference answers, and the service serves meanwhile.
       async start() {
         if (!config.seedDemo) return;
+        stopped = false;
         const marks = await store.collection<Doc>({ name: 'demo_seeds' });
-        try {
+        const seed = async () => {
           const seeded = await seedDemoTransactional({ clients, sales, inventory, marks, logger });
           if (seeded.length > 0) logger.info({ tenants: seeded }, 'demo sales and inventory created');
+        };
+        try {
+          // Reference is usually up (it starts first in one process): seeded before start() returns.
+          await seed();
+          return;
         } catch (err) {
-          // The service still serves; an unmarked tenant is seeded on the next start.
-          logger.error({ err }, 'demo sales and inventory not seeded');
+          logger.warn({ err: failureReason(err) }, 'demo sales and inventory not seeded yet; retrying in the background');
         }
+        seeding = retryUntilDone(seed, {
+          stopped: () => stopped,
+          onFailure: (err, attempt, retryInMs) =>
+            retryInMs === null
+              ? logger.error({ err, attempt }, 'demo sales and inventory not seeded; an unmarked tenant is seeded on the next start')
+              : logger.warn({ err: failureReason(err), attempt, retryInMs }, 'demo sales and inventory not seeded yet; retrying'),
+        });
       },
-      async stop() {},
+      async stop() {
+        stopped = true;
+        await seeding;
+      },
       async health() {
         const ok = await store.ping().then(
           () => true,

@@ -4,6 +4,7 @@ import { IdempotentAnswers } from './idempotency/answers';
 import { IdempotencyKeys } from './idempotency/keys';
 import { consumeJobEvents } from './jobs/events';
 import { jobMessage, JobRecords } from './jobs/records';
+import { jobMetrics } from './jobs/metrics';
 import { openJobs } from './jobs/repository';
 import { ChunkProcessor } from './sync/chunks';
 import { CHUNKS_QUEUE, Dispatcher, type ChunkMessage } from './sync/dispatch';
@@ -24,18 +25,18 @@ const JOB_KIND = /^[a-z0-9_]{1,64}$/;
 export const workflowsModule: ServiceModule = {
   name: 'workflows',
   dependencies: ['reference', 'transactional'],
-  async init({ config, logger, openStore, bus: openBus, clients }) {
+  async init({ config, logger, openStore, bus: openBus, clients, metrics }) {
     const store = await openStore('workflows');
     const bus = await openBus();
-    const jobs = new JobRecords(await openJobs(store));
+    const jobs = new JobRecords(await openJobs(store), jobMetrics(metrics));
     const staging = await openStaging(store);
     const keys = await IdempotencyKeys.open(store);
     const locks = await ScopeLocks.open(store);
     const processor = new ChunkProcessor(clients);
     const dispatcher = new Dispatcher(bus, jobs, staging, locks, logger);
-    const syncs = new SyncService({ jobs, staging, keys, locks, processor, dispatcher, clients, logger, limits: DEFAULT_LIMITS });
-    const worker = new ChunkWorker(jobs.jobs, staging, processor, clients, bus, logger);
-    const sweeper = new Sweeper({ jobs, staging, keys, dispatcher, worker, bus, logger });
+    const syncs = new SyncService({ jobs, staging, keys, locks, processor, dispatcher, clients, logger, limits: { ...DEFAULT_LIMITS, activeJobsPerTenant: config.SYNC_JOBS_PER_TENANT } });
+    const worker = new ChunkWorker(jobs.jobs, staging, processor, clients, bus, logger, metrics);
+    const sweeper = new Sweeper({ jobs, staging, keys, dispatcher, worker, bus, logger, outageWindowMs: config.OUTAGE_WINDOW_MS });
     const answers = new IdempotentAnswers(keys);
 
     const implementation = adaptService(
@@ -65,7 +66,7 @@ export const workflowsModule: ServiceModule = {
       grpc: { definition: supply_workflows_v1.WorkflowServiceService, implementation, protoFile: 'supply/workflows/v1/workflows.proto' },
       async start() {
         subscriptions.push(await consumeJobEvents(bus, jobs, (job) => dispatcher.act(job), logger));
-        subscriptions.push(await bus.consume<ChunkMessage>(CHUNKS_QUEUE, worker.handle, { prefetch: CHUNK_PREFETCH }));
+        subscriptions.push(await bus.consume<ChunkMessage>(CHUNKS_QUEUE, worker.handle, { prefetch: CHUNK_PREFETCH, onDeadLetter: worker.deadLettered }));
         sweeper.start();
       },
       async stop() {

@@ -4,17 +4,20 @@
  * history, each refitted on the data before it).
  */
 import { meanAbsoluteError, meanSquaredError } from './accuracy';
-import { COMBINATION_MEMBERS, type Method, type ModelForecast, mean, prepareHistory, runMethod } from './methods';
+import { type Method, type ModelForecast, combination, prepareHistory, runMethod } from './methods';
 import { isSeasonal } from './seasonality';
 
-/** Candidates for smooth and erratic demand; `combination` first as the default. */
+/**
+ * Candidates for smooth and erratic demand; `combination` first as the default.
+ * `damped` and `optimized_theta` alone are left out: they are in the combination,
+ * almost never halve its error, and are the costliest fits.
+ */
 export const CONTINUOUS_CANDIDATES: readonly Method[] = [
   'combination',
   'ses',
   'holt',
-  'damped',
   'theta',
-  'optimized_theta',
+  'arima',
   'naive2',
   'seasonal_naive',
 ];
@@ -68,9 +71,7 @@ export function runMethods(
     let result = results.get(method);
     if (!result) {
       result =
-        method === 'combination'
-          ? { forecast: mean(COMBINATION_MEMBERS.map((m) => get(m).forecast)), model: 'combination' }
-          : runMethod(method, history, horizon);
+        method === 'combination' ? combination(history, horizon, get) : runMethod(method, history, horizon);
       results.set(method, result);
     }
     return result;
@@ -83,6 +84,10 @@ export interface HoldoutScore {
   /** Mean absolute error averaged over origins. */
   mae: number;
   mse: number;
+  /** Mean of forecast - actual averaged over origins. */
+  bias: number;
+  /** Actual - forecast per origin (in the order of the plan's cuts), for intervals. */
+  errors: number[][];
 }
 
 /**
@@ -96,7 +101,7 @@ export function holdoutScores(
   methods: readonly Method[],
   plan: HoldoutPlan,
 ): Map<Method, HoldoutScore> {
-  const scores = new Map<Method, HoldoutScore>(methods.map((m) => [m, { mae: 0, mse: 0 }]));
+  const scores = new Map<Method, HoldoutScore>(methods.map((m) => [m, { mae: 0, mse: 0, bias: 0, errors: [] }]));
   const seasonal = isSeasonal(values, period);
   for (const cut of plan.cuts) {
     const actual = values.slice(cut, cut + plan.window);
@@ -106,6 +111,9 @@ export function holdoutScores(
       const score = scores.get(method) as HoldoutScore;
       score.mae += meanAbsoluteError(actual, forecast) / plan.cuts.length;
       score.mse += meanSquaredError(actual, forecast) / plan.cuts.length;
+      const errors = actual.map((a, j) => a - (forecast[j] ?? Number.NaN));
+      score.bias -= errors.reduce((sum, e) => sum + e, 0) / Math.max(1, errors.length) / plan.cuts.length;
+      score.errors.push(errors);
     }
   }
   return scores;
@@ -114,6 +122,9 @@ export function holdoutScores(
 export interface Selection {
   method: Method;
   holdoutError: number | null;
+  /** Holdout score of the chosen method; null when the history is too short. */
+  score: HoldoutScore | null;
+  plan: HoldoutPlan | null;
 }
 
 /**
@@ -130,7 +141,7 @@ export function selectMethod(
   intermittent: boolean,
 ): Selection {
   const plan = holdoutPlan(values.length, horizon);
-  if (!plan) return { method: candidates[0], holdoutError: null };
+  if (!plan) return { method: candidates[0], holdoutError: null, score: null, plan: null };
   const scores = holdoutScores(values, period, candidates, plan);
   const criterion = (m: Method) => {
     const score = scores.get(m) as HoldoutScore;
@@ -141,12 +152,19 @@ export function selectMethod(
   if (!intermittent && candidates.includes('combination') && best !== 'combination') {
     if (!(criterion(best) < COMBINATION_ADVANTAGE * criterion('combination'))) best = 'combination';
   }
-  return { method: best, holdoutError: (scores.get(best) as HoldoutScore).mae };
+  const score = scores.get(best) as HoldoutScore;
+  return { method: best, holdoutError: score.mae, score, plan };
+}
+
+/** Holdout of one given method; null score when the history is too short. */
+export function methodHoldout(values: readonly number[], period: number, horizon: number, method: Method): Selection {
+  const plan = holdoutPlan(values.length, horizon);
+  if (!plan) return { method, holdoutError: null, score: null, plan: null };
+  const score = holdoutScores(values, period, [method], plan).get(method) as HoldoutScore;
+  return { method, holdoutError: score.mae, score, plan };
 }
 
 /** Holdout error (MAE) of one given method; null when the history is too short. */
 export function methodHoldoutError(values: readonly number[], period: number, horizon: number, method: Method): number | null {
-  const plan = holdoutPlan(values.length, horizon);
-  if (!plan) return null;
-  return (holdoutScores(values, period, [method], plan).get(method) as HoldoutScore).mae;
+  return methodHoldout(values, period, horizon, method).holdoutError;
 }

@@ -42,7 +42,7 @@ describe('forecast/cli', function () {
     assert.equal(result.code, 0, result.stderr);
     assert.equal(result.stderr.includes('series'), false, 'no progress bar when stderr is not a terminal');
     const lines = readFileSync(output, 'utf8').trim().split('\n');
-    assert.equal(lines[0], 'unique_id,ds,yhat,model');
+    assert.equal(lines[0], 'unique_id,ds,yhat,model,lo80,hi80,lo95,hi95');
     assert.deepEqual(
       lines.slice(1, 5).map((l) => l.split(',').slice(0, 3)),
       [
@@ -63,6 +63,25 @@ describe('forecast/cli', function () {
       ],
     );
     assert.equal(readdirSync(dir).filter((f) => f.includes('partial')).length, 0);
+    const summary = readFileSync(path.join(dir, 'forecasts.summary.csv'), 'utf8').trim().split('\n');
+    assert.equal(summary[0], 'unique_id,model,series_class,mase,rmsse,bias,parameters');
+    assert.deepEqual(summary.slice(1).map((l) => l.split(',')[0]), ['flat', '"store 1'], 'one summary row per series, sorted by id');
+    assert.match(summary[1], /^flat,naive,smooth,/);
+  });
+
+  it('writes 80% and 95% intervals that contain the forecast and are never negative', () => {
+    const rows = ['unique_id,ds,y'];
+    for (let t = 0; t < 36; t++) rows.push(`s,${2021 + Math.floor(t / 12)}-${String((t % 12) + 1).padStart(2, '0')}-01,${t % 3 === 0 ? 9 : t % 5}`);
+    const result = runCli(['--input', '-', '--horizon', '6', '--freq', 'month', '--output', '-', '--summary', path.join(dir, 's.csv')], `${rows.join('\n')}\n`);
+    assert.equal(result.code, 0, result.stderr);
+    const lines = result.stdout.trim().split('\n').slice(1);
+    assert.equal(lines.length, 6);
+    for (const line of lines) {
+      const [yhat, lo80, hi80, lo95, hi95] = [2, 4, 5, 6, 7].map((k) => Number(line.split(',')[k]));
+      assert.ok(lo95 >= 0 && lo95 <= lo80 && lo80 <= yhat && yhat <= hi80 && hi80 <= hi95, line);
+      assert.ok(hi95 > lo95, `a noisy series has a spread: ${line}`);
+    }
+    assert.match(readFileSync(path.join(dir, 's.csv'), 'utf8'), /^unique_id,model,series_class,mase,rmsse,bias,parameters\ns,[a-z_]+,\w+,[\d.]+,[\d.]+,-?[\d.]+,/);
   });
 
   it('reads stdin and writes stdout with a forced algorithm', () => {
@@ -70,7 +89,10 @@ describe('forecast/cli', function () {
     const result = runCli(['--input', '-', '--horizon', '2', '--freq', 'day', '--algorithm', 'croston', '--constraint', 'none', '--output', '-'], csv);
     assert.equal(result.code, 0, result.stderr);
     // the unrecorded 2024-01-03 counts as no sale: sizes 3, 3; intervals 2 -> 2.1
-    assert.deepEqual(result.stdout.trim().split('\n').slice(1), ['x,2024-01-06,1.428571,croston', 'x,2024-01-07,1.428571,croston']);
+    assert.deepEqual(
+      result.stdout.trim().split('\n').slice(1).map((l) => l.split(',').slice(0, 4).join(',')),
+      ['x,2024-01-06,1.428571,croston', 'x,2024-01-07,1.428571,croston'],
+    );
   });
 
   it('names the line of a malformed row and exits non-zero without leaving output', () => {
@@ -88,6 +110,9 @@ describe('forecast/cli', function () {
   });
 
   it('rejects bad arguments with usage and exit code 2', () => {
+    const both = runCli(['--input', '-', '--horizon', '2', '--freq', 'day', '--output', '-', '--summary', '-']);
+    assert.equal(both.code, 2);
+    assert.match(both.stderr, /--summary and --output cannot both be stdout/);
     const bad = [
       ['--horizon', '3', '--freq', 'month', '--output', '-'],
       ['--input', 'x.csv', '--horizon', '0', '--freq', 'month', '--output', '-'],

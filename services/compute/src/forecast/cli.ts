@@ -4,16 +4,17 @@
  *   npm run forecast -- --input history.csv --horizon 12 --freq month --output forecasts.csv
  *
  * Input is long CSV `unique_id,ds,y` (ds = YYYY-MM-DD, rows in any order, empty y =
- * missing); output is long CSV `unique_id,ds,yhat,model`, series sorted by id.
+ * missing); output is long CSV `unique_id,ds,yhat,model,lo80,hi80,lo95,hi95`, series
+ * sorted by id, and a per-series summary CSV (model, class, holdout accuracy, parameters).
  */
-import { createReadStream, createWriteStream, renameSync, rmSync } from 'node:fs';
+import { createReadStream, createWriteStream, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { FREQUENCIES, type Frequency, isFrequency, parseIsoDate } from './calendar';
 import { formatCsvField, formatQuantity, parseCsvLine } from './csv';
-import { forecastDatedSeries } from './forecast';
+import { type DatedSeriesForecast, forecastDatedSeries } from './forecast';
 import { ALGORITHMS, type Algorithm, isAlgorithm } from './methods';
 import {
   CONSTRAINTS,
@@ -28,10 +29,12 @@ import {
 const USAGE = `usage: forecast --input <history.csv|-> --horizon <n> --freq <${FREQUENCIES.join('|')}> --output <forecasts.csv|->
                 [--algorithm <${ALGORITHMS.join('|')}>]
                 [--missing-imputation <${MISSING_IMPUTATIONS.join('|')}>]
-                [--constraint <${CONSTRAINTS.join('|')}>]
+                [--constraint <${CONSTRAINTS.join('|')}>] (default non_negative)
+                [--summary <summary.csv|->] (default: beside a file output, <name>.summary.csv)
 
-input:  CSV with header unique_id,ds,y (ds = YYYY-MM-DD; rows in any order; empty y = missing)
-output: CSV unique_id,ds,yhat,model with future dates on the frequency grid`;
+input:   CSV with header unique_id,ds,y (ds = YYYY-MM-DD; rows in any order; empty y = missing)
+output:  CSV unique_id,ds,yhat,model,lo80,hi80,lo95,hi95 with future dates on the frequency grid
+summary: CSV unique_id,model,series_class,mase,rmsse,bias,parameters (holdout accuracy on the series' own history)`;
 
 /** Wrong arguments: exit code 2 with the usage text. */
 class UsageError extends Error {}
@@ -46,6 +49,14 @@ interface CliOptions {
   algorithm: Algorithm;
   missingImputation: MissingImputation;
   constraint: Constraint;
+  /** Per-series summary target; null writes none. */
+  summary: string | null;
+}
+
+/** `forecasts.csv` -> `forecasts.summary.csv`. */
+export function defaultSummaryPath(output: string): string | null {
+  if (output === '-') return null;
+  return output.toLowerCase().endsWith('.csv') ? `${output.slice(0, -4)}.summary.csv` : `${output}.summary.csv`;
 }
 
 function parseOptions(argv: readonly string[]): CliOptions | 'help' {
@@ -60,7 +71,9 @@ function parseOptions(argv: readonly string[]): CliOptions | 'help' {
         freq: { type: 'string' },
         algorithm: { type: 'string', default: 'auto' },
         'missing-imputation': { type: 'string', default: 'auto' },
-        constraint: { type: 'string', default: 'auto' },
+        // Expected demand by default: rounding each period to whole units adds error on slow movers.
+        constraint: { type: 'string', default: 'non_negative' },
+        summary: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       allowPositionals: false,
@@ -84,7 +97,8 @@ function parseOptions(argv: readonly string[]): CliOptions | 'help' {
   if (!isMissingImputation(missing)) {
     throw new UsageError(`--missing-imputation must be one of ${MISSING_IMPUTATIONS.join(', ')}, got "${missing}"`);
   }
-  const constraint = v.constraint ?? 'auto';
+  const constraint = v.constraint ?? 'non_negative';
+  if (v.summary === '-' && v.output === '-') throw new UsageError('--summary and --output cannot both be stdout');
   if (!isConstraint(constraint)) throw new UsageError(`--constraint must be one of ${CONSTRAINTS.join(', ')}, got "${constraint}"`);
   return {
     input: v.input,
@@ -94,6 +108,7 @@ function parseOptions(argv: readonly string[]): CliOptions | 'help' {
     algorithm,
     missingImputation: missing,
     constraint,
+    summary: v.summary ?? defaultSummaryPath(v.output),
   };
 }
 
@@ -190,8 +205,9 @@ async function run(options: CliOptions): Promise<void> {
   );
   failed.catch(() => undefined);
   const progress = process.stderr.isTTY ? progressBar(ids.length) : null;
+  const summaryRows: string[] = [];
   const body = async () => {
-    await write(out, 'unique_id,ds,yhat,model\n');
+    await write(out, 'unique_id,ds,yhat,model,lo80,hi80,lo95,hi95\n');
     let done = 0;
     for (const id of ids) {
       let result;
@@ -202,18 +218,20 @@ async function run(options: CliOptions): Promise<void> {
           algorithm: options.algorithm,
           constraint: options.constraint,
           missingImputation: options.missingImputation,
-          evaluate: false,
         });
       } catch (error) {
         throw new InputError(`series "${id}": ${(error as Error).message}`);
       }
       const idField = formatCsvField(id);
       const model = formatCsvField(result.model);
+      const { lo80, hi80, lo95, hi95 } = result.intervals;
       let chunk = '';
       for (let k = 0; k < result.forecast.length; k++) {
-        chunk += `${idField},${result.dates[k]},${formatQuantity(result.forecast[k])},${model}\n`;
+        const bounds = [lo80[k], hi80[k], lo95[k], hi95[k]].map(formatQuantity).join(',');
+        chunk += `${idField},${result.dates[k]},${formatQuantity(result.forecast[k])},${model},${bounds}\n`;
       }
       await write(out, chunk);
+      summaryRows.push(summaryRow(id, result));
       progress?.tick(++done);
     }
     if (!toStdout) await new Promise<void>((resolve) => out.end(() => resolve()));
@@ -221,6 +239,7 @@ async function run(options: CliOptions): Promise<void> {
   try {
     await Promise.race([body(), failed]);
     if (!toStdout) renameSync(temporary, options.output);
+    if (options.summary !== null) writeSummary(options.summary, summaryRows);
   } catch (error) {
     if (!toStdout) {
       out.destroy();
@@ -229,6 +248,44 @@ async function run(options: CliOptions): Promise<void> {
     throw error;
   } finally {
     progress?.end();
+  }
+}
+
+const SUMMARY_HEADER = 'unique_id,model,series_class,mase,rmsse,bias,parameters\n';
+
+function formatMetric(value: number | null | undefined): string {
+  return value === null || value === undefined ? '' : formatQuantity(Math.round(value * 1e4) / 1e4);
+}
+
+/** One summary line: the chosen model, demand class, holdout accuracy and parameters (`name=value;...`). */
+function summaryRow(id: string, result: DatedSeriesForecast): string {
+  const v = result.validation;
+  const parameters = Object.entries(result.parameters)
+    .map(([name, value]) => `${name}=${formatMetric(value)}`)
+    .join(';');
+  return [
+    formatCsvField(id),
+    formatCsvField(result.model),
+    result.seriesClass,
+    formatMetric(v?.mase),
+    formatMetric(v?.rmsse),
+    formatMetric(v?.bias),
+    formatCsvField(parameters),
+  ].join(',');
+}
+
+function writeSummary(target: string, rows: readonly string[]): void {
+  const text = SUMMARY_HEADER + rows.map((r) => `${r}\n`).join('');
+  if (target === '-') {
+    process.stdout.write(text);
+    return;
+  }
+  try {
+    const temporary = `${target}.partial-${process.pid}`;
+    writeFileSync(temporary, text);
+    renameSync(temporary, target);
+  } catch (error) {
+    throw new InputError(`cannot write ${target}: ${(error as Error).message}`);
   }
 }
 

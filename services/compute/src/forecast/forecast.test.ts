@@ -186,3 +186,18 @@ describe('forecast/forecastDatedSeries and forecastBatch', () => {
     );
   });
 });
+
+describe('forecast/combination', () => {
+  it('fits its trend members on the log scale for positive data, so growth compounds', () => {
+    const values = Array.from({ length: 40 }, (_, t) => 100 * Math.pow(1.05, t) * (1 + 0.01 * Math.sin(t)));
+    const result = forecastSeries(values, { horizon: 12, period: 1, algorithm: 'combination', constraint: 'none' });
+    assert.equal(result.parameters.log_scale, 1);
+    const expected = 100 * Math.pow(1.05, 51);
+    assert.ok(Math.abs(result.forecast[11] / expected - 1) < 0.1, `${result.forecast[11]} vs ${expected}`);
+    const withZero = forecastSeries([0, ...values.slice(1)], { horizon: 3, period: 1, algorithm: 'combination' });
+    assert.equal(withZero.parameters.log_scale, 0, 'a zero keeps the raw scale');
+    const erratic = Array.from({ length: 40 }, (_, t) => [1, 40, 3, 60, 2][t % 5]);
+    const raw = forecastSeries(erratic, { horizon: 3, period: 1, algorithm: 'combination' });
+    assert.equal(raw.parameters.log_scale, 0, 'erratic demand keeps the raw scale, where a log-scale median would under-forecast');
+  });
+});

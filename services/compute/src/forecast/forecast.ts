@@ -1,10 +1,19 @@
 /**
  * Forecasting entry points: one series of values, one dated series, or a batch.
  */
-import { CONTINUOUS_CANDIDATES, INTERMITTENT_CANDIDATES, methodHoldoutError, runMethods, selectMethod } from './auto';
+import { seasonalNaiveScale } from './accuracy';
+import {
+  CONTINUOUS_CANDIDATES,
+  INTERMITTENT_CANDIDATES,
+  type Selection,
+  methodHoldout,
+  runMethods,
+  selectMethod,
+} from './auto';
 import { type Frequency, SEASONAL_PERIODS, futureDates } from './calendar';
 import { type SeriesClass, classifySeries, isIntermittentClass } from './classify';
-import { type Algorithm, type Method, isAlgorithm } from './methods';
+import { type PredictionIntervals, errorShape, intervalMultipliers, predictionIntervals } from './intervals';
+import { type Algorithm, type Method, type ModelParameters, isAlgorithm } from './methods';
 import { naive } from './naive';
 import {
   type Constraint,
@@ -13,9 +22,11 @@ import {
   applyConstraint,
   imputeMissing,
   isConstraint,
+  isIntegerHistory,
   isMissingImputation,
   toPeriodSeries,
 } from './prepare';
+import { seasonallyAdjust } from './seasonality';
 
 export interface ForecastOptions {
   /** Number of future periods. */
@@ -33,6 +44,16 @@ export interface ForecastOptions {
   evaluate?: boolean;
 }
 
+/** Accuracy of the chosen method on the rolling-origin holdout of the series' own history. */
+export interface ValidationAccuracy {
+  /** Holdout MAE over the in-sample seasonal naive MAE; null without a usable scale. */
+  mase: number | null;
+  /** Root of holdout MSE over the in-sample mean squared one-step change; null when the history never changes. */
+  rmsse: number | null;
+  /** Mean of forecast - actual over the mean absolute history; null for an all-zero history. */
+  bias: number | null;
+}
+
 export interface SeriesForecast {
   forecast: number[];
   /** Method that produced the forecast (see `ModelForecast.model`). */
@@ -40,6 +61,12 @@ export interface SeriesForecast {
   /** Mean absolute error of that method on the rolling-origin holdout; null when not measured. */
   holdoutError: number | null;
   seriesClass: SeriesClass;
+  /** 80% and 95% prediction intervals, one value per forecast period; never below zero for non-negative data. */
+  intervals: PredictionIntervals;
+  /** Fitted parameters of the model (smoothing constants, damping, theta, bucket...). */
+  parameters: ModelParameters;
+  /** Holdout accuracy of the chosen method; null when not measured or the history is too short. */
+  validation: ValidationAccuracy | null;
 }
 
 function assertOptions(options: ForecastOptions): void {
@@ -70,39 +97,91 @@ export function forecastSeries(values: readonly number[], options: ForecastOptio
   const { seriesClass } = classifySeries(values);
 
   const evaluate = algorithm === 'auto' || (options.evaluate ?? true);
-  let method: Method;
-  let holdoutError: number | null = null;
+  const intermittent = isIntermittentClass(seriesClass);
+  let selection: Selection;
   if (values.length <= 1 || isConstant(values)) {
     // Nothing to learn beyond the level; every method would reproduce it.
-    method = 'naive';
-    if (evaluate) holdoutError = methodHoldoutError(values, period, horizon, method);
+    selection = methodHoldout(values, period, horizon, 'naive');
   } else if (algorithm === 'auto') {
-    const intermittent = isIntermittentClass(seriesClass);
-    const selection = selectMethod(
+    selection = selectMethod(
       values,
       period,
       horizon,
       intermittent ? INTERMITTENT_CANDIDATES : CONTINUOUS_CANDIDATES,
       intermittent,
     );
-    method = selection.method;
-    holdoutError = selection.holdoutError;
   } else {
-    method = algorithm;
-    if (evaluate) holdoutError = methodHoldoutError(values, period, horizon, method);
+    // The holdout is run even when not reported: it calibrates the intervals.
+    selection = methodHoldout(values, period, horizon, algorithm);
   }
+  const method: Method = selection.method;
 
   let result = runMethods(values, period, [method], horizon).get(method) ?? { forecast: [], model: method };
   if (result.forecast.length !== horizon || !result.forecast.every(Number.isFinite)) {
     result = { forecast: naive(values, horizon), model: 'naive' };
   }
+  let holdoutError = evaluate ? selection.holdoutError : null;
   if (holdoutError !== null && !Number.isFinite(holdoutError)) holdoutError = null;
+  const forecast = applyConstraint(result.forecast, constraint, values);
   return {
-    forecast: applyConstraint(result.forecast, constraint, values),
+    forecast,
     model: result.model,
     holdoutError,
     seriesClass,
+    intervals: intervalsFor(values, period, intermittent, selection, result.forecast, forecast, constraint),
+    parameters: result.parameters ?? {},
+    validation: evaluate ? validationAccuracy(values, period, selection) : null,
   };
+}
+
+function finiteOrNull(value: number): number | null {
+  return Number.isFinite(value) ? value : null;
+}
+
+function validationAccuracy(values: readonly number[], period: number, selection: Selection): ValidationAccuracy | null {
+  const score = selection.score;
+  if (!score || !Number.isFinite(score.mae)) return null;
+  const scale = seasonalNaiveScale(values, period);
+  let squaredChange = 0;
+  for (let t = 1; t < values.length; t++) squaredChange += (values[t] - values[t - 1]) ** 2;
+  squaredChange /= Math.max(1, values.length - 1);
+  const level = values.reduce((sum, v) => sum + Math.abs(v), 0) / Math.max(1, values.length);
+  return {
+    mase: scale === null ? null : finiteOrNull(score.mae / scale),
+    rmsse: squaredChange > 0 ? finiteOrNull(Math.sqrt(score.mse / squaredChange)) : null,
+    bias: level > 0 ? finiteOrNull(score.bias / level) : null,
+  };
+}
+
+/** Intervals around the raw forecast, shaped like the point forecast's constraint (zero floor, whole units). */
+function intervalsFor(
+  values: readonly number[],
+  period: number,
+  intermittent: boolean,
+  selection: Selection,
+  raw: readonly number[],
+  constrained: readonly number[],
+  constraint: Constraint,
+): PredictionIntervals {
+  // Intermittent methods work on the raw series, so their spread is measured there too.
+  const shape = errorShape(seasonallyAdjust(values, period, intermittent ? false : undefined));
+  const holdout = selection.score && selection.plan ? { cuts: selection.plan.cuts, errors: selection.score.errors } : null;
+  const nonNegative = constraint !== 'none' || values.every((v) => v >= 0);
+  const intervals = predictionIntervals(raw, values.length, shape, intervalMultipliers(shape, holdout), nonNegative);
+  const whole = constraint === 'integer' || (constraint === 'auto' && isIntegerHistory(values));
+  for (let j = 0; j < constrained.length; j++) {
+    for (const level of [80, 95] as const) {
+      let lo = intervals[`lo${level}`][j];
+      let hi = intervals[`hi${level}`][j];
+      if (whole) {
+        lo = Math.floor(lo + 1e-9);
+        hi = Math.ceil(hi - 1e-9);
+      }
+      intervals[`lo${level}`][j] = Math.min(lo, constrained[j]);
+      intervals[`hi${level}`][j] = Math.max(hi, constrained[j]);
+    }
+  }
+  return intervals;
 }
 
 export interface DatedForecastOptions {

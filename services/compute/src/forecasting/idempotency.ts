@@ -1,7 +1,8 @@
 /**
  * Idempotency keys of compute requests (DECISIONS section 6), kept by the workflows
  * service, which owns every key (ClaimIdempotencyKey and friends, workflows.proto): per
- * tenant, 24 hours, one namespace with the keys of syncs and of the gateway's own POSTs.
+ * tenant and user (the x-principal's), 24 hours, one namespace with the keys of syncs and
+ * of the gateway's own POSTs.
  * The first request with a key claims it and its answer is kept; a repeat with the same
  * request gets that answer again, one with another request is a 422 on `Idempotency-Key`,
  * one while the first is still being answered a 409. A first request that fails releases
@@ -33,8 +34,8 @@ export interface AnswerCodec<A> {
 }
 
 /**
- * The keys of one kind of compute request, answered with `A`. Calls act for the tenant of
- * the ambient request context, as every call compute makes while serving one.
+ * The keys of one kind of compute request, answered with `A`. Calls act for the tenant and
+ * principal of the request being served (its handler's context), whose user owns the key.
  */
 export class IdempotencyKeys<A> {
   constructor(

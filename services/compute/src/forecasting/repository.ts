@@ -53,7 +53,11 @@ export interface ForecastRunDoc extends Doc {
   planned_deletes: number | null;
   started_sent: boolean;
   /** How the run ended, kept before the tenant is freed and the job told (which may then be repeated). */
-  outcome: { status: 'succeeded' | 'partially_succeeded' | 'failed'; message: string } | null;
+  /** `parts`: the part events the job gets in all (one per chunk, plus `replace` when it deleted). */
+  outcome: { status: 'succeeded' | 'partially_succeeded' | 'failed'; message: string; parts?: number } | null;
+  /** Kept by the finishing step with the outcome. */
+  accuracy?: AccuracySummary | null;
+  finished_at?: number | null;
   created_at: number;
   /** Moves with every step; a run that stops moving is looked after by the sweep. */
   updated_at: number;
@@ -85,6 +89,31 @@ export interface ForecastChunkDoc extends Doc {
 
 export type SeriesStatus = 'forecast' | 'skipped' | 'failed';
 
+/** Holdout accuracy of the chosen model (null: not measured or no usable scale). */
+export interface SeriesValidation {
+  mase: number | null;
+  rmsse: number | null;
+  bias: number | null;
+}
+
+/** The forecast written per period and its 80% and 95% prediction intervals, aligned with `forecast_dates`. */
+export interface SeriesIntervals {
+  forecast: number[];
+  lo80: number[];
+  hi80: number[];
+  lo95: number[];
+  hi95: number[];
+}
+
+/** Mean holdout accuracy over a finished run's series that have one. */
+export interface AccuracySummary {
+  series: number;
+  mean_mase: number | null;
+  median_mase: number | null;
+  mean_rmsse: number | null;
+  mean_bias: number | null;
+}
+
 export interface SeriesResultDoc extends Doc {
   /** `<run>:<position>` */
   _id: string;
@@ -103,6 +132,12 @@ export interface SeriesResultDoc extends Doc {
   forecast_start: string;
   forecast_end: string;
   message: string;
+  /** Fitted parameters of the model (absent on results recorded before diagnostics were kept). */
+  parameters?: Record<string, number>;
+  validation?: SeriesValidation | null;
+  intervals?: SeriesIntervals | null;
+  /** Lower-cased names for case-insensitive filters: item, customer group, model, model family. */
+  keys?: { item: string; customer_group: string; model: string; family: string };
 }
 
 /** The tenant's forecast run in progress (one at a time: a run replaces earlier forecasts). */
@@ -127,6 +162,7 @@ export async function openForecastCollections(store: Store): Promise<ForecastCol
       indexes: [
         { name: 'phase', keys: [['phase', 1], ['_id', 1]] },
         { name: 'tenant_job', keys: [['tenant', 1], ['job_id', 1]] },
+        { name: 'tenant_id', keys: [['tenant', 1], ['_id', -1]] },
       ],
     }),
     store.collection<ForecastChunkDoc>({
@@ -143,6 +179,12 @@ export async function openForecastCollections(store: Store): Promise<ForecastCol
     store.collection<RunLockDoc>({ name: 'forecast_locks' }),
   ]);
   return { runs, chunks, results, locks };
+}
+
+/** The lower-cased names a result is filtered by; the model family is the name before its parameters. */
+export function resultKeys(series: SeriesRef, model: string): NonNullable<SeriesResultDoc['keys']> {
+  const lower = model.toLowerCase();
+  return { item: series.item_name.toLowerCase(), customer_group: series.customer_group_name.toLowerCase(), model: lower, family: lower.replace(/\(.*$/, '') };
 }
 
 export const chunkId = (runId: number, seq: number) => `${runId}:${seq}`;

@@ -4,7 +4,7 @@
  * validates the same fields from these constants before metering; the service checks
  * again because it is the owner of the contract.
  */
-import { ValidationError, type FieldErrors } from '@supply/kit';
+import { ValidationError, fieldErrors, type FieldErrors } from '@supply/kit';
 import type { supply_compute_v1 as pb } from '@supply/protos';
 import {
   ALGORITHMS,
@@ -76,7 +76,7 @@ export function historyDateOf(text: string): string | null {
 }
 
 class Check {
-  readonly fields: FieldErrors = {};
+  readonly fields: FieldErrors = fieldErrors();
   add(field: string, message: string): void {
     (this.fields[field] ??= []).push(message);
   }

@@ -3,7 +3,7 @@
  * identifiers are checked (unknown or disagreeing ones are 422s on their field), the scope
  * follows from them or must agree with them, and the series are listed in id order.
  */
-import { ValidationError, type Clients, type FieldErrors } from '@supply/kit';
+import { ValidationError, type Clients, fieldErrors, type FieldErrors } from '@supply/kit';
 import { supply_reference_v1 as rpb } from '@supply/protos';
 import type { SeriesRef } from './repository';
 import type { ForecastRequest, ForecastScope } from './request';
@@ -37,7 +37,7 @@ async function identify(
   id: number | null,
 ): Promise<Named | null> {
   if (name === null && id === null) return null;
-  const errors: FieldErrors = {};
+  const errors: FieldErrors = fieldErrors();
   let byName: number | null = null;
   let byId: Named | null = null;
   const nameField = `${kind}_name`;

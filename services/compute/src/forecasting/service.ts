@@ -14,7 +14,7 @@ import { planChunks } from './planner';
 import { chunkId, type ForecastCollections, type ForecastRunDoc, type NamedId, type SeriesRef } from './repository';
 import { readForecastRequest, type ForecastRequest, type ForecastScope } from './request';
 import { resolveSelection } from './selection';
-import { FORECAST_QUEUE, STALLED_RUN_MS, type ForecastMessage, type ForecastWorker } from './worker';
+import { FORECAST_JOB_KIND, FORECAST_QUEUE, STALLED_RUN_MS, type ForecastMessage, type ForecastWorker } from './worker';
 
 /** Series a dry run lists (its `series_count` counts them all). */
 export const DRY_RUN_SERIES_LISTED = 100;
@@ -136,7 +136,7 @@ export class ForecastService {
     }
     let run: ForecastRunDoc | null = null;
     try {
-      const job = await clients.workflows.createJob({ kind: 'forecast_run', total: series.length });
+      const job = await clients.workflows.createJob({ kind: FORECAST_JOB_KIND, total: series.length });
       const chunks = planChunks(series);
       const now = Date.now();
       run = {

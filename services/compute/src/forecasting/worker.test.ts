@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createLogger, type Bus, type CallOverrides, type Clients, type Collection, type Store, type Subscription } from '@supply/kit';
+import { AppError, createLogger, type Bus, type CallOverrides, type Clients, type Collection, type Store, type Subscription } from '@supply/kit';
 import { openBus } from '@supply/kit/bus/index';
 import { openStore } from '@supply/kit/store/index';
 import { supply_transactional_v1 as tpb } from '@supply/protos';
@@ -16,6 +16,7 @@ import { timestamp, ZERO_COUNTS, type JobDoc } from '@supply/workflows/jobs/repo
 import { openModelRuns, type ModelRunDoc } from '../runs/repository';
 import type { SalesPort } from './history';
 import { planChunks } from './planner';
+import { openLatestForecasts, type LatestForecasts } from './latest';
 import { chunkId, openForecastCollections, type ForecastCollections, type ForecastRunDoc, type SeriesRef } from './repository';
 import { FORECAST_QUEUE, ForecastWorker, STALLED_RUN_MS, type ForecastMessage } from './worker';
 
@@ -64,6 +65,7 @@ describe('forecast workers (embedded store and bus, transactional on its own sto
   let salesDeps: SalesDeps;
   let sales: SalesPort;
   let forecasts: ForecastCollections;
+  let latest: LatestForecasts;
   let modelRuns: Collection<ModelRunDoc>;
   let jobs: Map<number, JobDoc>;
   let subscriptions: Subscription[];
@@ -77,6 +79,7 @@ describe('forecast workers (embedded store and bus, transactional on its own sto
     new ForecastWorker({
       forecasts,
       modelRuns,
+      latest,
       sales,
       jobs: { getJob: async ({ job_id }) => jobMessage(jobs.get(job_id)!) } as Pick<Clients['workflows'], 'getJob'>,
       bus,
@@ -92,13 +95,14 @@ describe('forecast workers (embedded store and bus, transactional on its own sto
     failing = new Set();
     sales = {
       listSales: async (request, call) => {
-        if (request.filter?.item_customer_group_ids.some((id) => failing.has(id))) throw new Error('transactional is unreachable');
+        if (request.filter?.item_customer_group_ids.some((id) => failing.has(id))) throw new AppError('precondition_failed', 'transactional refused the series');
         return listSales(salesDeps, tenantOf(call), request);
       },
       applySales: async (request, call) => applySales(salesDeps, tenantOf(call), request),
       deleteSalesOutsideLoad: async (request, call) => deleteSalesOutsideLoad(salesDeps, tenantOf(call), request),
     };
     forecasts = await openForecastCollections(computeStore);
+    latest = await openLatestForecasts(computeStore);
     modelRuns = await openModelRuns(computeStore);
     jobs = new Map();
     nextJob = 1;
@@ -202,7 +206,24 @@ describe('forecast workers (embedded store and bus, transactional on its own sto
       assert.equal(typeof r.holdout_error, 'number');
       assert.equal(r.history_periods, 52);
       assert.equal(r.forecast_start, '2025-01-06');
+      // Diagnostics: parameters, validation, and intervals around the forecast written.
+      assert.equal(typeof r.parameters, 'object');
+      assert.ok(r.validation && 'mase' in r.validation && 'rmsse' in r.validation && 'bias' in r.validation);
+      const written = bySeries(await forecastRows()).get(r.series.item_customer_group_id)!;
+      assert.deepEqual(r.intervals!.forecast, written.map((w) => w.quantity));
+      r.intervals!.forecast.forEach((f, k) => assert.ok(r.intervals!.lo95[k]! <= r.intervals!.lo80[k]! && r.intervals!.lo80[k]! <= f && f <= r.intervals!.hi80[k]! && r.intervals!.hi80[k]! <= r.intervals!.hi95[k]!));
+      assert.deepEqual(r.keys, { item: r.series.item_name.toLowerCase(), customer_group: r.series.customer_group_name.toLowerCase(), model: r.model.toLowerCase(), family: r.model.toLowerCase().replace(/\(.*$/, '') });
+      // Kept as the series' latest uncertainty, for service-level safety stock.
+      const kept = (await latest.findById(`${TENANT}:${r.series.item_customer_group_id}`))!;
+      assert.equal(kept.run_id, run._id);
+      assert.deepEqual(kept.dates, r.forecast_dates);
+      assert.equal(kept.sigma.length, 8);
+      assert.ok(kept.sigma.every((v) => v >= 0));
     }
+    assert.equal(await latest.count({}), 19, 'the skipped series has no latest forecast');
+    const summary = (await forecasts.runs.findById(run._id))!.accuracy!;
+    assert.equal(summary.series, results.filter((r) => r.validation).length);
+    assert.ok(summary.mean_mase !== null && summary.mean_mase > 0);
     assert.ok(results.some((r) => r.series_class === 'intermittent' && /croston|sba|tsb|adida|naive/.test(r.model)), 'intermittent series get an intermittent-demand model');
     assert.equal(results[19]!.status, 'skipped');
     assert.equal((await modelRuns.findById(run._id))!.status, 'succeeded');
@@ -264,7 +285,7 @@ describe('forecast workers (embedded store and bus, transactional on its own sto
     assert.equal(job.errors_count, 1);
     assert.equal(job.errors[0]!.row, 1);
     assert.equal(job.errors[0]!.field, 'item_customer_group_id');
-    assert.match(job.errors[0]!.message, /^SKU-002 \/ Retail: .*failed 2 times \(transactional is unreachable\)/);
+    assert.match(job.errors[0]!.message, /^SKU-002 \/ Retail: .*failed 2 times \(transactional refused the series\)/);
     assert.equal((await forecasts.results.findOne({ run_id: run._id, position: 1 }))!.status, 'failed');
     assert.equal((await bus.deadLetters(FORECAST_QUEUE)).length, 1, 'the poison chunk rests in the dead-letter queue');
   });

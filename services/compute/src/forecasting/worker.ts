@@ -10,14 +10,19 @@
  * job's fold); the finishing step keeps its first count of what it deletes.
  */
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import type { Bus, CallOverrides, Clients, Collection, Delivery, Logger } from '@supply/kit';
+import { currentContext, publicReason, type Bus, type CallOverrides, type Clients, type Collection, type Delivery, type Logger, type Metrics } from '@supply/kit';
 import { DEFAULT_MAX_DELIVERIES } from '@supply/kit/bus/common';
 import { supply_transactional_v1 as tpb } from '@supply/protos';
 import { JOB_EVENTS_QUEUE, type ExternalJobEvent } from '@supply/workflows/jobs/fold';
 import { forecastDatedSeries, toPeriodSeries } from '../forecast/index';
 import type { ModelRunDoc } from '../runs/repository';
 import { readHistory, seriesInput, type SalesPort } from './history';
-import { chunkId, resultId, type ChunkCounts, type ForecastChunkDoc, type ForecastCollections, type ForecastRunDoc, type SeriesResultDoc } from './repository';
+import { summarizeAccuracy } from './diagnostics';
+import { latestId, periodSigma, type LatestForecasts } from './latest';
+import { chunkId, resultId, resultKeys, type ChunkCounts, type SeriesIntervals, type ForecastChunkDoc, type ForecastCollections, type ForecastRunDoc, type SeriesResultDoc } from './repository';
+
+/** The kind of a forecast run's job. */
+export const FORECAST_JOB_KIND = 'forecast_run';
 
 /** The durable work queue of forecast chunks and finishing steps (the bus namespace prefixes it). */
 export const FORECAST_QUEUE = 'compute.forecast-chunks';
@@ -44,13 +49,14 @@ interface RowError {
 export interface WorkerDeps {
   forecasts: ForecastCollections;
   modelRuns: Collection<ModelRunDoc>;
+  /** Where each series' latest forecast uncertainty is kept for planning (absent: not kept). */
+  latest?: LatestForecasts;
   sales: SalesPort;
   jobs: Pick<Clients['workflows'], 'getJob'>;
   bus: Bus;
   logger: Logger;
+  metrics?: Metrics;
   maxDeliveries?: number;
-  /** How long finishing waits for the job record to show every chunk's counts. */
-  settleTimeoutMs?: number;
 }
 
 /** A forecast as a sales quantity: never negative (a sales record cannot be), a few decimals. */
@@ -59,8 +65,17 @@ export function storedQuantity(value: number): number {
   return value > 0 ? Math.round(value * scale) / scale : 0;
 }
 
+/** The intervals as kept beside the stored forecasts: same decimals, and always around the stored value. */
+export function storedIntervals(stored: readonly number[], intervals: SeriesIntervals | Omit<SeriesIntervals, 'forecast'>): SeriesIntervals {
+  const scale = 10 ** QUANTITY_DECIMALS;
+  const round = (v: number) => Math.round(v * scale) / scale;
+  const lo = (values: readonly number[]) => stored.map((f, k) => Math.min(round(values[k] ?? f), f));
+  const hi = (values: readonly number[]) => stored.map((f, k) => Math.max(round(values[k] ?? f), f));
+  return { forecast: [...stored], lo80: lo(intervals.lo80), hi80: hi(intervals.hi80), lo95: lo(intervals.lo95), hi95: hi(intervals.hi95) };
+}
+
 export function callFor(run: ForecastRunDoc): CallOverrides {
-  return { context: { requestId: `forecast-job-${run.job_id}`, tenant: run.tenant, principal: run.principal }, deadlineMs: CALL_DEADLINE_MS };
+  return { context: { requestId: currentContext()?.requestId ?? `forecast-job-${run.job_id}`, tenant: run.tenant, principal: run.principal }, deadlineMs: CALL_DEADLINE_MS };
 }
 
 const seriesLabel = (s: SeriesResultDoc['series']) => `${s.item_name} / ${s.customer_group_name}`;
@@ -68,11 +83,10 @@ const reasonOf = (err: unknown) => (err instanceof Error ? err.message : String(
 
 export class ForecastWorker {
   private readonly maxDeliveries: number;
-  private readonly settleTimeoutMs: number;
 
   constructor(private readonly deps: WorkerDeps) {
+    deps.metrics?.expectParts(FORECAST_JOB_KIND);
     this.maxDeliveries = deps.maxDeliveries ?? DEFAULT_MAX_DELIVERIES;
-    this.settleTimeoutMs = deps.settleTimeoutMs ?? 30_000;
   }
 
   readonly handle = async (message: ForecastMessage, delivery: Delivery): Promise<void> => {
@@ -82,8 +96,13 @@ export class ForecastWorker {
       return;
     }
     if (run.phase === 'done') return;
-    if (message.step === 'chunk') await this.chunk(run, message.seq, delivery);
-    else await this.finish(run, delivery);
+    try {
+      if (message.step === 'chunk') await this.chunk(run, message.seq, delivery);
+      else await this.finish(run, delivery);
+    } catch (err) {
+      this.deps.metrics?.partFailed(FORECAST_JOB_KIND, delivery, err);
+      throw err;
+    }
   };
 
   private send(event: ExternalJobEvent): Promise<void> {
@@ -104,7 +123,8 @@ export class ForecastWorker {
         await this.send({ type: 'part', job_id: run.job_id, tenant: run.tenant, part: `chunk-${seq}`, processed: chunk.series.length, result: counts, errors, errors_count: errors.length });
         await chunks.updateOne({ _id: chunk._id, state: 'pending' }, { $set: { state: 'done', counts, updated_at: Date.now() } });
       } catch (err) {
-        if (delivery.deliveryCount < this.maxDeliveries) throw err;
+        // Thrown back while the bus would still retry (a dependency down is retried through the outage window).
+        if (delivery.deliveryCount < this.maxDeliveries && !delivery.willDeadLetter?.(err)) throw err;
         await this.failChunk(run, chunk, err);
         await this.afterChunk(run);
         // Rethrown so the bus keeps the message in the dead-letter queue for inspection.
@@ -151,6 +171,10 @@ export class ForecastWorker {
         forecast_start: '',
         forecast_end: '',
         message: 'No History sales in the history window.',
+        parameters: {},
+        validation: null,
+        intervals: null,
+        keys: resultKeys(series, ''),
       };
       try {
         const input = seriesInput(history.get(series.item_customer_group_id) ?? [], run.history_end);
@@ -162,6 +186,7 @@ export class ForecastWorker {
             constraint: run.forecast_constraint,
             missingImputation: run.missing_imputation,
           });
+          const stored = forecast.forecast.map(storedQuantity);
           for (const [k, sell_date] of forecast.dates.entries()) {
             rows.push({
               ...series,
@@ -173,7 +198,7 @@ export class ForecastWorker {
               uom_name: input.uom.name,
               uom_abbr: input.uom.abbr,
               sell_date,
-              quantity: storedQuantity(forecast.forecast[k]!),
+              quantity: stored[k]!,
             });
           }
           Object.assign(result, {
@@ -188,6 +213,10 @@ export class ForecastWorker {
             forecast_start: forecast.dates[0] ?? '',
             forecast_end: forecast.dates[forecast.dates.length - 1] ?? '',
             message: '',
+            parameters: { ...forecast.parameters },
+            validation: forecast.validation ? { ...forecast.validation } : null,
+            intervals: storedIntervals(stored, forecast.intervals),
+            keys: resultKeys(series, forecast.model),
           });
         }
       } catch (err) {
@@ -195,6 +224,10 @@ export class ForecastWorker {
         errors.push({ row: position, field: 'item_customer_group_id', message: `${seriesLabel(series)} (item-customer-group ${series.item_customer_group_id}): ${result.message}` });
       }
       results.push(result);
+      if (result.status === 'forecast') {
+        this.deps.metrics?.forecastSeries.inc({ outcome: 'ok' });
+        this.deps.metrics?.forecastModels.inc({ model: result.model });
+      } else if (result.status === 'failed') this.deps.metrics?.forecastSeries.inc({ outcome: 'failed' });
       // Fitting is CPU work: let the process answer other calls between series.
       await yieldToEventLoop();
     }
@@ -210,12 +243,36 @@ export class ForecastWorker {
       counts.unchanged += applied.unchanged;
     }
     await this.deps.forecasts.results.bulkUpsert(results.map(({ _id, ...set }) => ({ key: { _id }, set })));
+    await this.keepLatest(run, results);
     return { counts, errors };
+  }
+
+  /** The uncertainty of the forecasts just written becomes their series' latest (a skipped or failed series keeps its earlier one, as its forecasts stay). */
+  private async keepLatest(run: ForecastRunDoc, results: readonly SeriesResultDoc[]): Promise<void> {
+    const latest = this.deps.latest;
+    if (!latest) return;
+    const now = Date.now();
+    const rows = results.flatMap((r) => {
+      const iv = r.intervals;
+      if (r.status !== 'forecast' || !iv) return [];
+      const set = {
+        tenant: run.tenant,
+        item_id: r.series.item_id,
+        customer_group_id: r.series.customer_group_id,
+        run_id: run._id,
+        timing_interval: r.timing_interval,
+        dates: r.forecast_dates,
+        sigma: iv.forecast.map((f, k) => periodSigma(f, iv.hi80[k]!, iv.hi95[k]!)),
+        updated_at: now,
+      };
+      return [{ key: { _id: latestId(run.tenant, r.series.item_customer_group_id) }, set }];
+    });
+    if (rows.length > 0) await latest.bulkUpsert(rows);
   }
 
   /** The chunk's last allowed delivery failed: every series of it is reported failed (the bus dead-letters the message). */
   private async failChunk(run: ForecastRunDoc, chunk: ForecastChunkDoc, err: unknown): Promise<void> {
-    const message = `Could not be forecast: chunk ${chunk.seq} failed ${this.maxDeliveries} times (${reasonOf(err)}).`;
+    const message = `Could not be forecast: chunk ${chunk.seq} failed ${this.maxDeliveries} times (${publicReason(err)}).`;
     const results = chunk.series.map((series, i) => ({ position: chunk.first_position + i, series }));
     await this.deps.forecasts.results.bulkUpsert(
       results.map(({ position, series }) => ({
@@ -235,6 +292,10 @@ export class ForecastWorker {
           forecast_start: '',
           forecast_end: '',
           message,
+          parameters: {},
+          validation: null,
+          intervals: null,
+          keys: resultKeys(series, ''),
         },
       })),
     );
@@ -273,13 +334,16 @@ export class ForecastWorker {
       deleted = await this.replaceEarlierForecasts(run);
       if (deleted > 0) await this.send({ type: 'part', job_id: run.job_id, tenant: run.tenant, part: 'replace', result: { deleted } });
     } catch (err) {
-      if (delivery.deliveryCount < this.maxDeliveries) throw err;
-      replaceFailure = reasonOf(err);
+      if (delivery.deliveryCount < this.maxDeliveries && !delivery.willDeadLetter?.(err)) throw err;
+      replaceFailure = publicReason(err);
       this.deps.logger.error({ err, run: run._id, job: run.job_id }, 'replacing earlier forecasts failed for good');
     }
-    await this.awaitFolded(run, deleted);
-    const outcome = await this.outcomeOf(run, deleted, replaceFailure);
-    await this.deps.forecasts.runs.updateOne({ _id: run._id }, { $set: { outcome, updated_at: Date.now() } });
+    // The job waits for the parts `finished` announces, so nothing polls it here.
+    const outcome = { ...(await this.outcomeOf(run, deleted, replaceFailure)), parts: run.chunks + (deleted > 0 ? 1 : 0) };
+    const validations = [];
+    for await (const r of this.deps.forecasts.results.iterate({ run_id: run._id, status: 'forecast' })) if (r.validation) validations.push(r.validation);
+    const accuracy = summarizeAccuracy(validations);
+    await this.deps.forecasts.runs.updateOne({ _id: run._id }, { $set: { outcome, accuracy, finished_at: Date.now(), updated_at: Date.now() } });
     // Freed before the job says it finished, so a client that sees it finished can start the next run.
     await this.deps.forecasts.locks.deleteOne({ _id: run.tenant, run_id: run._id });
     await this.announce(run, outcome);
@@ -339,20 +403,6 @@ export class ForecastWorker {
    * Job events may be folded out of order by concurrent consumers, and a job ignores
    * events once finished: wait (bounded) until the job shows every chunk and the deletes.
    */
-  private async awaitFolded(run: ForecastRunDoc, deleted: number): Promise<void> {
-    const until = Date.now() + this.settleTimeoutMs;
-    for (let wait = 25; Date.now() < until; wait = Math.min(wait * 2, 500)) {
-      try {
-        const job = await this.deps.jobs.getJob({ job_id: run.job_id }, callFor(run));
-        if ((job.progress?.processed ?? 0) >= run.series_count && (job.result?.deleted ?? 0) >= deleted) return;
-      } catch (err) {
-        this.deps.logger.warn({ err, job: run.job_id }, 'reading the forecast job failed; retrying');
-      }
-      await new Promise((resolve) => setTimeout(resolve, wait));
-    }
-    this.deps.logger.warn({ run: run._id, job: run.job_id }, 'the forecast job did not show every chunk in time; finishing it anyway');
-  }
-
   /** The run's summary from its chunks and series results. */
   private async outcomeOf(run: ForecastRunDoc, deleted: number, replaceFailure: string | null): Promise<NonNullable<ForecastRunDoc['outcome']>> {
     const { chunks, results } = this.deps.forecasts;
@@ -377,7 +427,7 @@ export class ForecastWorker {
   /** Tells the job how the run ended (repeatable: a job takes its first finish only). */
   private async announce(run: ForecastRunDoc, outcome: NonNullable<ForecastRunDoc['outcome']>): Promise<void> {
     await this.deps.modelRuns.updateOne({ _id: run._id }, { $set: { status: outcome.status, finished_at: new Date().toISOString() } });
-    await this.send({ type: 'finished', job_id: run.job_id, tenant: run.tenant, status: outcome.status, message: outcome.message });
+    await this.send({ type: 'finished', job_id: run.job_id, tenant: run.tenant, status: outcome.status, message: outcome.message, ...(outcome.parts ? { parts: outcome.parts } : {}) });
     // Only once the job was told: a run left finalizing is announced again.
     await this.deps.forecasts.runs.updateOne({ _id: run._id }, { $set: { phase: 'done', updated_at: Date.now() } });
     this.deps.logger.info({ run: run._id, job: run.job_id, status: outcome.status, series: run.series_count }, 'forecast run finished');
@@ -406,7 +456,7 @@ export class ForecastWorker {
   /** Fails a run whose chunks did not all reach the bus, and frees its tenant. */
   async abandon(run: ForecastRunDoc, now = Date.now()): Promise<void> {
     const outcome = { status: 'failed' as const, message: 'The forecast run was interrupted before its work was queued; nothing was forecast. Send the request again.' };
-    await this.deps.forecasts.runs.updateOne({ _id: run._id }, { $set: { outcome, updated_at: now } });
+    await this.deps.forecasts.runs.updateOne({ _id: run._id }, { $set: { outcome, accuracy: summarizeAccuracy([]), finished_at: now, updated_at: now } });
     await this.deps.forecasts.locks.deleteOne({ _id: run.tenant, run_id: run._id });
     await this.announce(run, outcome);
   }

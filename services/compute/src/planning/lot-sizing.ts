@@ -84,16 +84,18 @@ export function resolveLotPolicy(
   if (!(LOT_SIZING_RULES as readonly string[]).includes(rule)) {
     throw new PlanningInputError(`${field}.lot_sizing_rule`, `must be one of ${LOT_SIZING_RULES.join(', ')}`);
   }
-  const minOrderQty = optionalNonNegative(`${field}.min_order_qty`, params.min_order_qty);
-  const orderMultiple = optionalNonNegative(`${field}.order_multiple`, params.order_multiple);
-  const maxOrderQty = optionalNonNegative(`${field}.max_order_qty`, params.max_order_qty);
+  // Field paths are only spelled out when a value fails: this runs once per item-location.
+  const minOrderQty = isNonNegative(params.min_order_qty) ? params.min_order_qty ?? 0 : optionalNonNegative(`${field}.min_order_qty`, params.min_order_qty);
+  const orderMultiple = isNonNegative(params.order_multiple) ? params.order_multiple ?? 0 : optionalNonNegative(`${field}.order_multiple`, params.order_multiple);
+  const maxOrderQty = isNonNegative(params.max_order_qty) ? params.max_order_qty ?? 0 : optionalNonNegative(`${field}.max_order_qty`, params.max_order_qty);
   const minValid = orderMultiple > 0 ? Math.max(orderMultiple, roundUpToMultiple(minOrderQty, orderMultiple)) : minOrderQty;
 
   let fixedOrderQty = 0;
   let eoq = 0;
   let periods = 1;
   if (rule === 'fixed_order_quantity') {
-    fixedOrderQty = requirePositive(`${field}.fixed_order_qty`, params.fixed_order_qty);
+    const fixed = params.fixed_order_qty;
+    fixedOrderQty = typeof fixed === 'number' && fixed > 0 && fixed < Infinity ? fixed : requirePositive(`${field}.fixed_order_qty`, fixed);
   } else if (rule === 'economic_order_quantity') {
     eoq = resolveEoq(params, demand(), field);
   } else if (rule === 'period_order_quantity') {
@@ -116,6 +118,11 @@ export function resolveLotPolicy(
     split_qty: maxOrderQty > 0 ? splitQuantity(maxOrderQty, orderMultiple, minValid) : Infinity,
     min_valid_qty: minValid,
   };
+}
+
+/** Undefined or a finite number >= 0 (what optionalNonNegative accepts). */
+function isNonNegative(value: unknown): value is number | undefined {
+  return value === undefined || (typeof value === 'number' && value >= 0 && value < Infinity);
 }
 
 function resolveEoq(params: PlanningParameters, demand: DemandProfile, field: string): number {

@@ -16,14 +16,19 @@ export interface NettingRun {
   period_starts: readonly string[];
 }
 
-/** Output series, one value per bucket; must be zero-filled on entry. */
-export interface NettingRecord {
-  projected_available: Float64Array;
-  net_requirements: Float64Array;
-  planned_receipts: Float64Array;
-  planned_releases: Float64Array;
-  /** Receipts per bucket when a maximum can split orders; null when every positive receipt is one order. */
-  receipt_counts: Uint32Array | null;
+/**
+ * Layout of a plan's stored series in one zero-filled Float64Array: segment k holds bucket t at
+ * k * buckets + t. Net requirements and releases are not stored: deriveNetRequirements and
+ * deriveReleases recompute them, bit for bit, from these when first read.
+ */
+export const PROJECTED = 0;
+export const RECEIPTS = 1;
+/** Receipts per bucket; present only when a maximum can split orders. */
+export const COUNTS = 2;
+
+/** Slack below safety stock that counts as on it; scales with the stock level so float noise in large balances never triggers an order. */
+export function nettingTolerance(safetyStock: number, onHand: number): number {
+  return QTY_EPSILON * Math.max(1, safetyStock, Math.abs(onHand));
 }
 
 const NO_EXCEPTIONS: readonly PlanException[] = Object.freeze([]);
@@ -36,18 +41,17 @@ const NO_EXCEPTIONS: readonly PlanException[] = Object.freeze([]);
  *                     and t >= first_plannable_bucket
  *   release         = receipt offset by lead_time; a release before bucket 0 is added to bucket 0
  * Unmet demand is carried as negative projected available (backlog), never dropped.
- * Returns the exceptions found; the series are written into `out`.
+ * Returns the exceptions found; projected available, receipts and receipt counts are written into
+ * `out` (zero-filled, laid out as PROJECTED / RECEIPTS / COUNTS).
  */
-export function runNetting(run: NettingRun, out: NettingRecord): readonly PlanException[] {
+export function runNetting(run: NettingRun, out: Float64Array): readonly PlanException[] {
   const { gross, scheduled, policy, period_starts: periodStarts } = run;
   const safetyStock = run.safety_stock;
   const leadTime = run.lead_time;
   const firstPlannable = run.first_plannable_bucket;
-  const projected = out.projected_available;
-  const netRequirements = out.net_requirements;
-  const plannedReceipts = out.planned_receipts;
-  const plannedReleases = out.planned_releases;
-  const receiptCounts = out.receipt_counts;
+  const buckets = periodStarts.length;
+  const receipts = RECEIPTS * buckets;
+  const counts = COUNTS * buckets;
   const rule = policy.lot_sizing_rule;
   const isPoq = rule === 'period_order_quantity';
   const isFoq = rule === 'fixed_order_quantity';
@@ -60,9 +64,7 @@ export function runNetting(run: NettingRun, out: NettingRecord): readonly PlanEx
   const splitQty = policy.split_qty;
   const minValid = policy.min_valid_qty;
   const canSplit = splitQty !== Infinity;
-  const buckets = projected.length;
-  // Tolerance scales with the stock level so float noise in large balances never triggers an order.
-  const tolerance = QTY_EPSILON * Math.max(1, safetyStock, Math.abs(run.on_hand));
+  const tolerance = nettingTolerance(safetyStock, run.on_hand);
   let exceptions: PlanException[] | null = null;
   let balance = run.on_hand;
 
@@ -77,7 +79,6 @@ export function runNetting(run: NettingRun, out: NettingRecord): readonly PlanEx
     balance += receipt - demand;
     const shortfall = safetyStock - balance;
     if (shortfall > tolerance) {
-      netRequirements[t] = shortfall;
       if (t >= firstPlannable) {
         // Order sizing is inlined (rule -> MOQ -> multiple -> split): it runs in a large share of buckets.
         let lot = shortfall;
@@ -91,16 +92,13 @@ export function runNetting(run: NettingRun, out: NettingRecord): readonly PlanEx
           const count = lot > splitQty ? Math.ceil(lot / splitQty - QTY_EPSILON) : 1;
           const remainder = lot - (count - 1) * splitQty;
           if (remainder < minValid) lot += minValid - remainder;
-          receiptCounts![t] = count;
+          out[counts + t] = count;
         }
-        plannedReceipts[t] = lot;
+        out[receipts + t] = lot;
         // Rebuilt from safety stock so a lot-for-lot top-up lands exactly on it, without float drift.
         balance = safetyStock + (lot - shortfall);
         const release = t - leadTime;
-        if (release >= 0) {
-          plannedReleases[release] += lot;
-        } else {
-          plannedReleases[0] += lot;
+        if (release < 0) {
           (exceptions ??= []).push({
             type: 'release_in_past',
             bucket: t,
@@ -111,7 +109,7 @@ export function runNetting(run: NettingRun, out: NettingRecord): readonly PlanEx
         }
       }
     }
-    projected[t] = balance;
+    out[t] = balance;
     if (safetyStock - balance > tolerance) {
       (exceptions ??= []).push(
         balance < -tolerance
@@ -121,4 +119,36 @@ export function runNetting(run: NettingRun, out: NettingRecord): readonly PlanEx
     }
   }
   return exceptions ?? NO_EXCEPTIONS;
+}
+
+/**
+ * Net requirements as runNetting computes them (shortfall against safety stock before the bucket's
+ * planned receipt), replayed from the stored projected balances with the same float operations.
+ */
+export function deriveNetRequirements(
+  gross: ArrayLike<number>,
+  scheduled: ArrayLike<number> | undefined,
+  onHand: number,
+  safetyStock: number,
+  stored: Float64Array,
+  into: Float64Array,
+): void {
+  const buckets = into.length;
+  const tolerance = nettingTolerance(safetyStock, onHand);
+  let previous = onHand;
+  for (let t = 0; t < buckets; t++) {
+    const receipt = scheduled === undefined ? 0 : scheduled[t];
+    const shortfall = safetyStock - (previous + (receipt - gross[t]));
+    if (shortfall > tolerance) into[t] = shortfall;
+    previous = stored[PROJECTED * buckets + t];
+  }
+}
+
+/** Planned releases: each receipt offset by the lead time, past-due ones summed into bucket 0 in bucket order, as runNetting did. */
+export function deriveReleases(stored: Float64Array, leadTime: number, into: Float64Array): void {
+  const buckets = into.length;
+  for (let t = 0; t < buckets; t++) {
+    const release = t - leadTime;
+    into[release < 0 ? 0 : release] += stored[RECEIPTS * buckets + t];
+  }
 }

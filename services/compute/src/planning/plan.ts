@@ -2,7 +2,7 @@ import { bucketsPerYearFromStarts } from './buckets';
 import type { PlanException } from './exceptions';
 import { receiptQuantities, resolveLotPolicy, type DemandProfile, type LotPolicy } from './lot-sizing';
 import { SUPPLY_POLICIES, mapModeInputs, type PlanInput, type PlanningMode, type SupplyPolicy } from './modes';
-import { runNetting } from './netting';
+import { COUNTS, PROJECTED, RECEIPTS, deriveNetRequirements, deriveReleases, nettingTolerance, runNetting } from './netting';
 import { allocateSeries } from './series-slab';
 import {
   PlanningInputError,
@@ -110,27 +110,16 @@ export function planItemLocation(input: PlanInput): PlanResult {
   const field = mode === 'partner' ? 'partner.parameters' : 'parameters';
   const params = mapped.parameters;
   if (params === null || typeof params !== 'object') throw new PlanningInputError(field, 'is required');
-  const leadTime = requireNonNegativeInteger(`${field}.lead_time`, params.lead_time);
-  const safetyStock = optionalNonNegative(`${field}.safety_stock`, params.safety_stock);
+  // Field paths are only spelled out when a value fails: this runs once per item-location.
+  const lead = params.lead_time;
+  const leadTime = Number.isInteger(lead) && lead >= 0 ? lead : requireNonNegativeInteger(`${field}.lead_time`, lead);
+  const safety = params.safety_stock;
+  const safetyStock = safety === undefined ? 0 : typeof safety === 'number' && safety >= 0 && safety < Infinity ? safety : optionalNonNegative(`${field}.safety_stock`, safety);
   const supplyPolicy = requireOneOf('supply_policy', input.supply_policy ?? 'unconstrained', SUPPLY_POLICIES);
   const policy = resolveLotPolicy(params, () => demandProfile(mapped.gross, input), field);
 
-  const plan = new ItemLocationPlan(
-    mode,
-    supplyPolicy,
-    periodStarts,
-    mapped.on_hand,
-    safetyStock,
-    leadTime,
-    policy,
-    mapped.gross,
-    mapped.scheduled ?? allocateSeries(buckets),
-    allocateSeries(buckets),
-    allocateSeries(buckets),
-    allocateSeries(buckets),
-    allocateSeries(buckets),
-    policy.split_qty === Infinity ? null : new Uint32Array(buckets),
-  );
+  const canSplit = policy.split_qty !== Infinity;
+  const stored = allocateSeries((canSplit ? COUNTS + 1 : COUNTS) * buckets);
   const exceptions = runNetting(
     {
       gross: mapped.gross,
@@ -142,15 +131,37 @@ export function planItemLocation(input: PlanInput): PlanResult {
       policy,
       period_starts: periodStarts,
     },
-    plan,
+    stored,
   );
-  plan.recordExceptions(exceptions);
-  return plan;
+  return new ItemLocationPlan(
+    mode,
+    supplyPolicy,
+    periodStarts,
+    mapped.on_hand,
+    safetyStock,
+    leadTime,
+    policy,
+    mapped.gross,
+    mapped.scheduled,
+    stored,
+    canSplit,
+    exceptions,
+  );
 }
 
+/**
+ * Netting stores projected available and planned receipts (and split counts) in one region; the
+ * other series are derived from them exactly on first read, and rows() reads the region directly,
+ * so a plan costs one small allocation until someone asks for more.
+ */
 class ItemLocationPlan implements PlanResult {
-  past_due_releases = 0;
-  exceptions: readonly PlanException[] = [];
+  readonly past_due_releases: number;
+  readonly projected_available: Float64Array;
+  readonly planned_receipts: Float64Array;
+  #scheduled: ArrayLike<number> | undefined;
+  #net: Float64Array | undefined;
+  #releases: Float64Array | undefined;
+  #counts: Uint32Array | null | undefined;
 
   constructor(
     readonly mode: PlanningMode,
@@ -161,44 +172,91 @@ class ItemLocationPlan implements PlanResult {
     readonly lead_time: number,
     readonly lot_policy: LotPolicy,
     readonly gross_requirements: ArrayLike<number>,
-    readonly scheduled_receipts: ArrayLike<number>,
-    readonly projected_available: Float64Array,
-    readonly net_requirements: Float64Array,
-    readonly planned_receipts: Float64Array,
-    readonly planned_releases: Float64Array,
-    readonly receipt_counts: Uint32Array | null,
-  ) {}
-
-  recordExceptions(exceptions: readonly PlanException[]): void {
-    this.exceptions = exceptions;
+    scheduled: ArrayLike<number> | undefined,
+    private readonly stored: Float64Array,
+    private readonly splits: boolean,
+    readonly exceptions: readonly PlanException[],
+  ) {
+    const n = period_starts.length;
+    this.projected_available = stored.subarray(PROJECTED * n, (PROJECTED + 1) * n);
+    this.planned_receipts = stored.subarray(RECEIPTS * n, (RECEIPTS + 1) * n);
+    this.#scheduled = scheduled;
     let pastDue = 0;
-    for (const e of exceptions) if (e.type === 'release_in_past') pastDue += e.quantity;
+    for (let i = 0; i < exceptions.length; i++) {
+      const e = exceptions[i];
+      if (e.type === 'release_in_past') pastDue += e.quantity;
+    }
     this.past_due_releases = pastDue;
   }
 
+  get scheduled_receipts(): ArrayLike<number> {
+    return (this.#scheduled ??= allocateSeries(this.period_starts.length));
+  }
+
+  get net_requirements(): Float64Array {
+    if (this.#net === undefined) {
+      this.#net = allocateSeries(this.period_starts.length);
+      deriveNetRequirements(this.gross_requirements, this.#scheduled, this.on_hand, this.safety_stock, this.stored, this.#net);
+    }
+    return this.#net;
+  }
+
+  get planned_releases(): Float64Array {
+    if (this.#releases === undefined) {
+      this.#releases = allocateSeries(this.period_starts.length);
+      deriveReleases(this.stored, this.lead_time, this.#releases);
+    }
+    return this.#releases;
+  }
+
+  get receipt_counts(): Uint32Array | null {
+    if (this.#counts === undefined) {
+      const n = this.period_starts.length;
+      this.#counts = this.splits ? Uint32Array.from(this.stored.subarray(COUNTS * n, (COUNTS + 1) * n)) : null;
+    }
+    return this.#counts;
+  }
+
   rows(): MrpRow[] {
-    const rows = new Array<MrpRow>(this.period_starts.length);
-    for (let t = 0; t < rows.length; t++) {
+    const n = this.period_starts.length;
+    const stored = this.stored;
+    const scheduled = this.#scheduled;
+    const gross = this.gross_requirements;
+    const safetyStock = this.safety_stock;
+    const leadTime = this.lead_time;
+    // Net requirements and releases are replayed inline exactly as deriveNetRequirements / deriveReleases do, without allocating the series.
+    const tolerance = nettingTolerance(safetyStock, this.on_hand);
+    let pastDue = 0;
+    for (let t = 0; t <= leadTime && t < n; t++) pastDue += stored[RECEIPTS * n + t];
+    let previous = this.on_hand;
+    const rows = new Array<MrpRow>(n);
+    for (let t = 0; t < n; t++) {
+      const receipt = scheduled === undefined ? 0 : scheduled[t];
+      const shortfall = safetyStock - (previous + (receipt - gross[t]));
+      const due = t + leadTime;
       rows[t] = {
         period_start: this.period_starts[t],
-        gross_requirements: this.gross_requirements[t],
-        scheduled_receipts: this.scheduled_receipts[t],
-        projected_available: this.projected_available[t],
-        net_requirements: this.net_requirements[t],
-        planned_receipts: this.planned_receipts[t],
-        planned_releases: this.planned_releases[t],
+        gross_requirements: gross[t],
+        scheduled_receipts: receipt,
+        projected_available: stored[PROJECTED * n + t],
+        net_requirements: shortfall > tolerance ? shortfall : 0,
+        planned_receipts: stored[RECEIPTS * n + t],
+        planned_releases: t === 0 ? pastDue : due < n ? 0 + stored[RECEIPTS * n + due] : 0,
       };
+      previous = stored[PROJECTED * n + t];
     }
     return rows;
   }
 
   plannedOrders(): PlannedOrder[] {
     const orders: PlannedOrder[] = [];
-    for (let t = 0; t < this.planned_receipts.length; t++) {
-      const total = this.planned_receipts[t];
+    const n = this.period_starts.length;
+    const stored = this.stored;
+    for (let t = 0; t < n; t++) {
+      const total = stored[RECEIPTS * n + t];
       if (total <= 0) continue;
       const release = t - this.lead_time;
-      const count = this.receipt_counts === null ? 1 : this.receipt_counts[t];
+      const count = this.splits ? stored[COUNTS * n + t] : 1;
       for (const quantity of receiptQuantities(total, count, this.lot_policy)) {
         orders.push({
           receipt_bucket: t,

@@ -79,6 +79,38 @@ function forEachCase(seed: number, supplyPolicy: SupplyPolicy, check: (input: St
 }
 
 describe('planning/properties (seeded random item-locations)', () => {
+  it('series derived on read (net requirements, releases) agree with rows() and with their definitions', () => {
+    for (const [seed, policy] of [[7, 'unconstrained'], [8, 'constrained']] as const) {
+      forEachCase(seed, policy, (input, plan) => {
+        const n = input.period_starts.length;
+        const lead = input.parameters.lead_time;
+        const ss = input.parameters.safety_stock ?? 0;
+        const rows = plan.rows();
+        const json = plan.toJSON();
+        let previous = input.on_hand;
+        let pastDue = 0;
+        for (let t = 0; t < n; t++) {
+          const row = rows[t]!;
+          assert.ok(Object.is(row.net_requirements, plan.net_requirements[t]), `net bucket ${t}`);
+          assert.ok(Object.is(row.planned_releases, plan.planned_releases[t]), `release bucket ${t}`);
+          assert.ok(Object.is(row.projected_available, plan.projected_available[t]));
+          assert.ok(Object.is(row.planned_receipts, plan.planned_receipts[t]));
+          assert.ok(Object.is(row.scheduled_receipts, plan.scheduled_receipts[t]));
+          assert.deepEqual(json.rows[t], row);
+          const before = previous + (input.scheduled_receipts?.[t] ?? 0) - input.gross_requirements[t]!;
+          const expectedNet = ss - before > 1e-9 * Math.max(1, ss, Math.abs(input.on_hand)) ? ss - before : 0;
+          assert.ok(near(plan.net_requirements[t]!, expectedNet), `net bucket ${t}: ${plan.net_requirements[t]} vs ${expectedNet}`);
+          if (plan.planned_receipts[t]! > 0) assert.ok(plan.net_requirements[t]! > 0, `receipt without net requirement at ${t}`);
+          if (t <= lead) pastDue += plan.planned_receipts[t]!;
+          else assert.equal(plan.planned_releases[t - lead], plan.planned_receipts[t]);
+          previous = plan.projected_available[t]!;
+        }
+        assert.ok(near(plan.planned_releases[0]!, pastDue), `bucket 0 releases ${plan.planned_releases[0]} vs ${pastDue}`);
+        for (let t = Math.max(1, n - lead); t < n; t++) assert.equal(plan.planned_releases[t], 0);
+      });
+    }
+  });
+
   it('unconstrained: projected available never drops below safety stock, and nothing is past due when on-hand covers the lead time', () => {
     let covered = 0;
     forEachCase(1, 'unconstrained', (input, plan) => {

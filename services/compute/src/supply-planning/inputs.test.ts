@@ -10,6 +10,7 @@ import {
   partnerSellThrough,
   standardDemand,
   standardPlanInput,
+  standardSource,
   type SalesPoint,
 } from './inputs';
 
@@ -34,6 +35,7 @@ function itemLocation(overrides: Partial<ref.ItemLocation> = {}): ref.ItemLocati
     holding_rate: 0.25,
     unit_cost: 2,
     periods_of_supply: 0,
+    service_level: 0,
     partner: true,
     created_at: '',
     updated_at: '',
@@ -122,19 +124,33 @@ describe('supply planning: demand mapping', () => {
     assert.equal(ownership.sharesDemand('Partner-Mart'), false);
   });
 
-  it('partner sell-through needs the partner location to have its own customer group', () => {
-    const attribution = new DemandOwnership([{ id: 1, name: 'Retail' }], ['Partner-Mart']).attribute('Partner-Mart', 1);
-    assert.throws(
-      () => partnerSellThrough(clock, byGroup, attribution, 'Partner-Mart'),
-      (err: unknown) => err instanceof PlanningInputError && err.field === 'partner.sell_through' && /Partner-Mart/.test(err.message),
-    );
+  it('finds no partner sell-through without an own customer group, or without a record of it in the window', () => {
+    const noGroup = new DemandOwnership([{ id: 1, name: 'Retail' }], ['Partner-Mart']).attribute('Partner-Mart', 1);
+    assert.equal(partnerSellThrough(byGroup, noGroup), null);
+    // Group 2 has History a year back only: nothing reported in the 13 weeks before plan start.
+    const silent = new DemandOwnership([{ id: 2, name: 'Partner-Mart' }], ['Partner-Mart']).attribute('Partner-Mart', 1);
+    assert.equal(partnerSellThrough(byGroup, silent), null);
+    // A reported zero is sell-through all the same.
+    const zero = groupDemand(clock, [history(2, '2024-12-30', 0)]);
+    assert.deepEqual([...partnerSellThrough(zero, silent)!], new Array(13).fill(0));
+    const reporting = new DemandOwnership([{ id: 1, name: 'Partner-Mart' }], ['Partner-Mart']).attribute('Partner-Mart', 1);
+    assert.equal(partnerSellThrough(byGroup, reporting), byGroup.get(1)!.sellThrough);
+    assert.equal(byGroup.get(1)!.sellThroughRecords, 2);
+  });
+
+  it('names the source of forecast-else-history demand: forecast when any bucket uses one, else history', () => {
+    const one = (id: number) => ({ customer_group_ids: [id], customer_group_names: [], share: 1, own_group: null });
+    assert.equal(standardSource(standardDemand(4, byGroup, one(1))), 'forecast');
+    assert.equal(standardSource(standardDemand(4, byGroup, one(2))), 'history');
+    assert.equal(standardSource(standardDemand(4, byGroup, one(9))), 'history', 'no sales at all: history, which is none');
+    assert.equal(standardSource(standardDemand(4, byGroup, { ...one(1), customer_group_ids: [1, 2] })), 'forecast', 'mixed buckets');
   });
 
   it('plans a partner from its average sell-through and on-hand, where standard follows forecast and last year', () => {
     const ownership = new DemandOwnership([{ id: 1, name: 'Partner-Mart' }, { id: 2, name: 'Retail' }], ['Partner-Mart', 'DC-East']);
     const attribution = ownership.attribute('Partner-Mart', 1);
     const context = { clock, supply_policy: 'unconstrained' as const, itemLocation: itemLocation(), on_hand: 5 };
-    const sellThrough = partnerSellThrough(clock, byGroup, attribution, 'Partner-Mart');
+    const sellThrough = partnerSellThrough(byGroup, attribution)!;
     const partner = planItemLocation(partnerPlanInput(context, sellThrough));
     // 7 units sold over the 13 weeks before plan start: the partner's rate of sale, every week.
     assert.deepEqual(Array.from(partner.gross_requirements), [7 / 13, 7 / 13, 7 / 13, 7 / 13]);

@@ -1,10 +1,10 @@
 /**
  * From the tenant's data to the engine's input, with no I/O: which customer groups' sales a
  * location plans for, the demand series of each mode, and the item-location's parameters.
- * The rules are written out in the README (Supply plan generation); sources.ts reads what they need.
+ * The rules are written out in the docs/supply-planning.md; sources.ts reads what they need.
  */
 import type { supply_reference_v1 as ref } from '@supply/protos';
-import { PlanningInputError, type PartnerPlanInput, type PlanningParameters, type StandardPlanInput, type SupplyPolicy } from '../planning';
+import { type PartnerPlanInput, type PlanningParameters, type StandardPlanInput, type SupplyPolicy } from '../planning';
 import type { BucketClock } from './calendar';
 
 export const HISTORY = 'history';
@@ -27,6 +27,8 @@ export interface GroupDemand {
   lastYear: Float64Array;
   /** History of the sell-through window before plan start, oldest bucket first. */
   sellThrough: Float64Array;
+  /** History records dated in the sell-through window: 0 means no sell-through was reported. */
+  sellThroughRecords: number;
 }
 
 /** Places one item's sales records on the clock, by customer group. Records outside every window are ignored. */
@@ -38,7 +40,7 @@ export function groupDemand(clock: BucketClock, records: Iterable<SalesPoint>): 
   const of = (group: number) => {
     let demand = byGroup.get(group);
     if (!demand) {
-      demand = { forecast: new Float64Array(n), hasForecast: new Uint8Array(n), lastYear: new Float64Array(n), sellThrough: new Float64Array(window) };
+      demand = { forecast: new Float64Array(n), hasForecast: new Uint8Array(n), lastYear: new Float64Array(n), sellThrough: new Float64Array(window), sellThroughRecords: 0 };
       byGroup.set(group, demand);
     }
     return demand;
@@ -53,7 +55,11 @@ export function groupDemand(clock: BucketClock, records: Iterable<SalesPoint>): 
       continue;
     }
     if (t + shift >= 0 && t + shift < n) of(record.customer_group_id).lastYear[t + shift] += record.quantity;
-    if (t < 0 && t >= -window) of(record.customer_group_id).sellThrough[window + t] += record.quantity;
+    if (t < 0 && t >= -window) {
+      const demand = of(record.customer_group_id);
+      demand.sellThrough[window + t] += record.quantity;
+      demand.sellThroughRecords++;
+    }
   }
   return byGroup;
 }
@@ -148,15 +154,23 @@ export function standardDemand(buckets: number, byGroup: ReadonlyMap<number, Gro
   return { gross, forecast_buckets: forecastBuckets, history_buckets: historyBuckets, mixed_buckets: buckets - forecastBuckets - historyBuckets };
 }
 
-/** The partner's sell-through: History of the partner location's own customer group over the window before plan start. */
-export function partnerSellThrough(clock: BucketClock, byGroup: ReadonlyMap<number, GroupDemand>, attribution: Attribution, locationName: string): Float64Array {
-  if (!attribution.own_group) {
-    throw new PlanningInputError(
-      'partner.sell_through',
-      `has no source: no customer group is named after the partner location ${locationName}, so its sell-through is unknown`,
-    );
-  }
-  return byGroup.get(attribution.own_group.id)?.sellThrough ?? new Float64Array(clock.sellThroughWindow);
+/** Where an item-location's demand came from (`meta.demand.source`). */
+export type DemandSourceKind = 'sell_through' | 'forecast' | 'history';
+
+/** Forecast-else-History demand is `forecast` when any bucket draws on a Forecast, else `history` (last year's, or none). */
+export function standardSource(demand: StandardDemand): DemandSourceKind {
+  return demand.forecast_buckets + demand.mixed_buckets > 0 ? 'forecast' : 'history';
+}
+
+/**
+ * The partner's sell-through: History of the partner location's own customer group over the
+ * window before plan start. Null when there is none to plan from (no own customer group, or no
+ * record of it in the window): the caller then falls back to forecast, else history.
+ */
+export function partnerSellThrough(byGroup: ReadonlyMap<number, GroupDemand>, attribution: Attribution): Float64Array | null {
+  if (!attribution.own_group) return null;
+  const demand = byGroup.get(attribution.own_group.id);
+  return demand !== undefined && demand.sellThroughRecords > 0 ? demand.sellThrough : null;
 }
 
 /** The engine's parameters from a reference item-location (0 means "none" there, absent here). */
@@ -182,6 +196,13 @@ export interface PlanContext {
   supply_policy: SupplyPolicy;
   itemLocation: ref.ItemLocation;
   on_hand: number;
+  /** The safety stock resolved for the plan (service level or fixed); absent: the item-location's own. */
+  safety_stock?: number;
+}
+
+function parametersOf(context: PlanContext): PlanningParameters {
+  const parameters = engineParameters(context.itemLocation);
+  return context.safety_stock === undefined ? parameters : { ...parameters, safety_stock: context.safety_stock };
 }
 
 export function standardPlanInput(context: PlanContext, demand: StandardDemand): StandardPlanInput {
@@ -191,7 +212,7 @@ export function standardPlanInput(context: PlanContext, demand: StandardDemand):
     supply_policy: context.supply_policy,
     gross_requirements: demand.gross,
     on_hand: context.on_hand,
-    parameters: engineParameters(context.itemLocation),
+    parameters: parametersOf(context),
   };
 }
 
@@ -209,7 +230,7 @@ export function partnerPlanInput(context: PlanContext, sellThrough: Float64Array
       sell_through: sellThrough,
       sell_through_basis: 'average',
       on_hand: context.on_hand,
-      parameters: engineParameters(context.itemLocation),
+      parameters: parametersOf(context),
     },
   };
 }

@@ -7,8 +7,9 @@ import { isAppError, type Clients, type FieldErrors } from '@supply/kit';
 import type { supply_compute_v1 as pb, supply_reference_v1 as ref, supply_transactional_v1 as tx } from '@supply/protos';
 import { financialPlan, planItemLocation, PlanningInputError, type PlanResult, type SupplyPolicy } from '../planning';
 import type { BucketClock } from './calendar';
-import { partnerPlanInput, partnerSellThrough, standardDemand, standardPlanInput, type PlanContext } from './inputs';
+import { partnerPlanInput, partnerSellThrough, standardDemand, standardPlanInput, standardSource, type PlanContext } from './inputs';
 import type { GenerationMode } from './request';
+import { resolveSafetyStock, type SeriesUncertainty, type UncertaintyReader } from './safety-stock';
 import { CALLS_IN_FLIGHT, itemLocationKey, mapLimit, readPlanningData, type PlanningData } from './sources';
 
 /** What every item-location of one plan run shares. */
@@ -22,11 +23,14 @@ export interface RunSpec {
 
 export type PlannedMode = 'standard' | 'partner';
 
-/** The mode an item-location is planned in under a request's mode; null: that mode does not plan it. */
-export function plannedMode(mode: GenerationMode, itemLocation: ref.ItemLocation): PlannedMode | null {
+/**
+ * The mode an item-location is planned in under a request's mode. `partner` plans every
+ * item-location (sell-through where a partner reports it, else forecast or history); `auto`
+ * follows the item-location's `partner` flag.
+ */
+export function plannedMode(mode: GenerationMode, itemLocation: ref.ItemLocation): PlannedMode {
   if (mode === 'auto') return itemLocation.partner ? 'partner' : 'standard';
-  if (mode === 'partner') return itemLocation.partner ? 'partner' : null;
-  return 'standard';
+  return mode;
 }
 
 export type Outcome =
@@ -40,14 +44,18 @@ export function inputErrorMessage(err: PlanningInputError): string {
 }
 
 /** Plans `records` (item-locations of the run's view) and stores their plans; infrastructure failures throw. */
-export async function planBatch(clients: Clients, run: RunSpec, records: readonly ref.PlanningParameters[]): Promise<Outcome[]> {
+export async function planBatch(clients: Clients, run: RunSpec, records: readonly ref.PlanningParameters[], uncertainty?: UncertaintyReader): Promise<Outcome[]> {
   const itemLocations = records.map((r) => r.item_location!);
-  const data = await readPlanningData(clients, run.clock, itemLocations);
+  const withLevel = itemLocations.filter((il) => il.service_level > 0).map((il) => il.item_id);
+  const [data, intervals] = await Promise.all([
+    readPlanningData(clients, run.clock, itemLocations),
+    uncertainty && withLevel.length > 0 ? uncertainty(withLevel) : Promise.resolve(new Map<number, SeriesUncertainty[]>()),
+  ]);
   return mapLimit(records, CALLS_IN_FLIGHT, async (record) => {
     const itemLocation = record.item_location!;
     let planned: ReturnType<typeof planOne>;
     try {
-      planned = planOne(run, record, data);
+      planned = planOne(run, record, data, intervals);
     } catch (err) {
       if (err instanceof PlanningInputError) return { ok: false, itemLocation, field: err.field, message: inputErrorMessage(err) };
       throw err;
@@ -64,24 +72,37 @@ export async function planBatch(clients: Clients, run: RunSpec, records: readonl
   });
 }
 
-function planOne(run: RunSpec, record: ref.PlanningParameters, data: PlanningData) {
+function planOne(run: RunSpec, record: ref.PlanningParameters, data: PlanningData, intervals: ReadonlyMap<number, SeriesUncertainty[]>) {
   const itemLocation = record.item_location!;
   const mode = plannedMode(run.mode, itemLocation);
-  if (mode === null) throw new PlanningInputError('mode', 'is partner, which plans partner item-locations only, and this item-location is not one (use standard or auto)');
   const stock = data.onHand.get(itemLocationKey(itemLocation.item_id, itemLocation.location_id)) ?? { quantity: 0, date: '' };
-  const context: PlanContext = { clock: run.clock, supply_policy: run.supply_policy, itemLocation, on_hand: stock.quantity };
   const byGroup = data.demand.get(itemLocation.item_id) ?? new Map();
   const attribution = data.ownership.attribute(itemLocation.location_name, data.sharingLocations.get(itemLocation.item_id) ?? 1);
+  // Only a trading partner's item-location reports sell-through; without any, partner mode plans like standard.
+  const sellThrough = mode === 'partner' && itemLocation.partner ? partnerSellThrough(byGroup, attribution) : null;
+  // Sell-through plans the partner's own account whole; otherwise the location's share of its groups.
+  const planned = sellThrough && attribution.own_group ? { groups: [attribution.own_group.id], share: 1 } : { groups: attribution.customer_group_ids, share: attribution.share };
+  const safetyStock = resolveSafetyStock({
+    fixed: itemLocation.safety_stock,
+    service_level: itemLocation.service_level,
+    lead_time: itemLocation.lead_time,
+    bucket: run.clock.bucket,
+    plan_start: run.clock.periodStarts[0]!,
+    customer_group_ids: planned.groups,
+    share: planned.share,
+    series: intervals.get(itemLocation.item_id) ?? [],
+  });
+  const context: PlanContext = { clock: run.clock, supply_policy: run.supply_policy, itemLocation, on_hand: stock.quantity, safety_stock: safetyStock.quantity };
   let plan: PlanResult;
   let demand: pb.DemandSource;
   const base = { customer_groups: attribution.customer_group_names, share: attribution.share };
-  if (mode === 'partner') {
-    const sellThrough = partnerSellThrough(run.clock, byGroup, attribution, itemLocation.location_name);
+  if (sellThrough) {
     plan = planItemLocation(partnerPlanInput(context, sellThrough));
     const window = run.clock.sellThroughWindow;
     demand = {
       ...base,
       basis: 'sell_through_average',
+      source: 'sell_through',
       forecast_buckets: 0,
       history_buckets: 0,
       mixed_buckets: 0,
@@ -95,6 +116,7 @@ function planOne(run: RunSpec, record: ref.PlanningParameters, data: PlanningDat
     demand = {
       ...base,
       basis: 'forecast_else_history',
+      source: standardSource(standard),
       forecast_buckets: standard.forecast_buckets,
       history_buckets: standard.history_buckets,
       mixed_buckets: standard.mixed_buckets,
@@ -139,6 +161,7 @@ function planOne(run: RunSpec, record: ref.PlanningParameters, data: PlanningDat
     financial_totals: financial.totals,
     unit_cost: unitCost,
     unit_price: record.unit_price,
+    safety_stock: safetyStock,
   };
   return { financial, message };
 }

@@ -9,6 +9,8 @@ export interface PlanJobDoc extends Doc {
   tenant: string;
   job_id: number;
   principal: PrincipalContext;
+  /** The span of the request that started the run (a `traceparent`), kept while tracing is on so chunks dispatched later link to it. */
+  trace_root?: string;
   mode: GenerationMode;
   supply_policy: SupplyPolicy;
   view_id: number;

@@ -7,9 +7,10 @@ import type { FieldErrors } from '@supply/kit';
 import { SUPPLY_POLICIES, type SupplyPolicy } from '../planning';
 
 /**
- * How a request plans its item-locations (README: Supply plan generation).
+ * How a request plans its item-locations (docs/supply-planning.md).
  * - `standard`: each as our own stocking location: Forecast demand, falling back to History a year earlier.
- * - `partner`: partner (VMI) item-locations only: the partner's sell-through and on-hand.
+ * - `partner`: any item-location: a trading partner's (VMI) from the partner's sell-through and
+ *   on-hand when it reports sell-through, any other from its Forecast, falling back to History.
  * - `auto`: each in the mode its `partner` flag says (partner ones partner, the rest standard).
  */
 export const GENERATION_MODES = ['standard', 'partner', 'auto'] as const;

@@ -3,16 +3,17 @@
  * job (registered with workflows) whose item-locations go out in chunks on the bus to the
  * compute workers (worker.ts).
  */
-import { AppError, isAppError, ValidationError, type Bus, type CallContext, type Clients, type Collection, type Logger } from '@supply/kit';
+import { AppError, isAppError, jobRootHeaders, traceRoot, ValidationError, type Bus, type CallContext, type Clients, type Collection, type Logger, type Metrics } from '@supply/kit';
 import { supply_compute_v1 as pb, type supply_reference_v1 as ref } from '@supply/protos';
 import type { ModelRunDoc } from '../runs/repository';
 import { BucketClock } from './calendar';
 import { fingerprintOf, type IdempotencyKeys } from '../forecasting/idempotency';
-import { planBatch, plannedMode } from './planner';
+import { planBatch } from './planner';
+import type { UncertaintyReader } from './safety-stock';
 import type { PlanJobDoc, PlanRepositories } from './repository';
 import { parseGenerationRequest, type GenerationRequest, type Target } from './request';
 
-/** Compute's bounds (README: Supply plan generation): beyond them a request answers 503 with Retry-After. */
+/** Compute's bounds (docs/supply-planning.md): beyond them a request answers 503 with Retry-After. */
 export const LIMITS = {
   /** Item-locations one compute process plans synchronously at once. */
   syncPlansInFlight: 8,
@@ -43,7 +44,10 @@ export interface ServiceDeps {
   keys: IdempotencyKeys<pb.GenerateSupplyPlanResponse>;
   bus: Bus;
   logger: Logger;
+  metrics?: Metrics;
   limits?: typeof LIMITS;
+  /** The tenant's latest forecast uncertainty, for service-level safety stock (absent: fixed only). */
+  uncertainty?: (tenant: string) => UncertaintyReader;
 }
 
 export const now = () => new Date().toISOString();
@@ -102,11 +106,13 @@ export class SupplyPlanService {
           this.deps.clients,
           { plan_run_id: run._id, mode: request.mode, supply_policy: request.supply_policy, view: { id: view.view!.id, name: view.view!.name }, clock: new BucketClock(view.calendar!.bucket, view.bucket_starts) },
           [record],
+          this.deps.uncertainty?.(tenant),
         );
         if (!outcome!.ok) throw new ValidationError({ [outcome!.field]: [outcome!.message] });
         status = 'succeeded';
         return { outcome: { $case: 'plan', plan: outcome!.plan }, replayed: false };
       } finally {
+        this.deps.metrics?.plansComputed.inc({ outcome: status === 'succeeded' ? 'planned' : 'failed' });
         await this.deps.runs.updateOne({ _id: run._id }, { $set: { status, finished_at: now() } });
       }
     } finally {
@@ -165,19 +171,15 @@ export class SupplyPlanService {
     }
     const { id: viewId, name: viewName, item_location_ids: order } = view.view!;
     const parameters = await clients.reference.getPlanningParameters({ ids: [], names: [], view_id: viewId, view_name: '' });
-    const planned = new Set(parameters.records.filter((r) => plannedMode(request.mode, r.item_location!) !== null).map((r) => r.item_location!.id));
-    const ids = order.filter((id) => planned.has(id));
-    if (ids.length === 0) {
-      throw new ValidationError(
-        request.mode === 'partner' && order.length > 0
-          ? { mode: [`The view ${viewName} has no partner item-locations for the partner mode to plan.`] }
-          : { [field]: [`The view ${viewName} has no item-locations to plan.`] },
-      );
-    }
+    // Every mode plans every item-location of the view that still exists.
+    const existing = new Set(parameters.records.map((r) => r.item_location!.id));
+    const ids = order.filter((id) => existing.has(id));
+    if (ids.length === 0) throw new ValidationError({ [field]: [`The view ${viewName} has no item-locations to plan.`] });
     const job = await clients.workflows.createJob({ kind: JOB_KIND, total: ids.length });
     const run = await runs.insertOne({ tenant, kind: 'supply_plan', job_id: job.id, status: 'queued', created_at: now(), finished_at: null });
     const chunks: number[][] = [];
     for (let i = 0; i < ids.length; i += this.limits.chunkSize) chunks.push(ids.slice(i, i + this.limits.chunkSize));
+    const root = traceRoot();
     const doc = await repos.jobs.insertOne({
       _id: run._id,
       tenant,
@@ -194,6 +196,7 @@ export class SupplyPlanService {
       dispatched: false,
       open: true,
       created_ms: Date.now(),
+      ...(root && { trace_root: root }),
     });
     await this.dispatch(doc);
     return { outcome: { $case: 'job', job }, replayed: false };
@@ -201,9 +204,10 @@ export class SupplyPlanService {
 
   /** Puts every chunk of a run on the bus, then marks it dispatched; repeating it only repeats messages the workers skip. */
   async dispatch(run: PlanJobDoc): Promise<void> {
+    const headers = jobRootHeaders(run.trace_root);
     await Promise.all(
       run.chunks.map((_, seq) =>
-        this.deps.bus.send<ChunkMessage>(CHUNKS_QUEUE, { tenant: run.tenant, run_id: run._id, seq }, { messageId: `${run._id}:${seq}` }),
+        this.deps.bus.send<ChunkMessage>(CHUNKS_QUEUE, { tenant: run.tenant, run_id: run._id, seq }, { messageId: `${run._id}:${seq}`, ...(headers && { headers }) }),
       ),
     );
     await this.deps.repos.jobs.updateOne({ _id: run._id }, { $set: { dispatched: true } });

@@ -8,7 +8,7 @@ import type { supply_reference_v1 as ref, supply_transactional_v1 as tx } from '
 import type { BucketClock } from './calendar';
 import { DemandOwnership, FORECAST, groupDemand, HISTORY, type GroupDemand, type SalesPoint } from './inputs';
 
-/** Names per sales or inventory query: up to 8 name ranges are merged on an index (README: Transactional data). */
+/** Names per sales or inventory query: up to 8 name ranges are merged on an index (docs/transactional.md). */
 const NAMES_PER_QUERY = 8;
 const PAGE = 5000;
 /** Calls of one batch in flight at once. */

@@ -31,6 +31,7 @@ function itemLocation(id: number, overrides: Partial<ref.ItemLocation> = {}): re
     holding_rate: 0.25,
     unit_cost: 2,
     periods_of_supply: 0,
+    service_level: 0,
     partner: false,
     created_at: '',
     updated_at: '',
@@ -167,6 +168,8 @@ describe('supply planning: plan-run chunk worker', () => {
       type: 'finished',
       status: 'partially_succeeded',
       message: `Planned 1 of 3 item-locations of view Default (standard mode, unconstrained supply, plan run ${runId}); 2 could not be planned, see errors.`,
+      // The job ends once both chunks' parts are counted, so the worker does not poll it.
+      parts: 2,
     });
     assert.equal((await runs.findById(runId))!.status, 'partially_succeeded');
     assert.equal((await repos.jobs.findById(runId))!.open, false);
@@ -183,6 +186,15 @@ describe('supply planning: plan-run chunk worker', () => {
     await worker.handle({ tenant: 'demo', run_id: runId, seq: 0 }, { messageId: 'm', deliveryCount: LAST_DELIVERY });
     assert.deepEqual(sent.map((s) => s.body.type), ['started', 'part', 'finished']);
     assert.deepEqual(sent[1]!.body.type === 'part' && sent[1]!.body.result, { created: 0, failed: 1 });
+    assert.equal(sent[2]!.body.type === 'finished' && sent[2]!.body.status, 'failed');
+  });
+
+  it('reports the chunk failed when the bus says this failure would dead-letter it (a dependency down for the whole outage window)', async () => {
+    const { worker, sent, fake, runId } = await setUp([[1]]);
+    fake.failWrites(true);
+    const lastChance = Object.defineProperty({ messageId: 'm', deliveryCount: 1 }, 'willDeadLetter', { value: () => true });
+    await worker.handle({ tenant: 'demo', run_id: runId, seq: 0 }, lastChance);
+    assert.deepEqual(sent.map((s) => s.body.type), ['started', 'part', 'finished']);
     assert.equal(sent[2]!.body.type === 'finished' && sent[2]!.body.status, 'failed');
   });
 });

@@ -3,22 +3,21 @@
  * reported, so a redelivery reports the recorded outcome again (workflows counts each part
  * once) instead of planning twice. The worker that records the run's last chunk finishes the job.
  */
-import { ConflictError, runWithContext, type Bus, type Clients, type Collection, type Delivery, type Logger, type RequestContext } from '@supply/kit';
+import { ConflictError, currentContext, publicReason, runWithContext, type Bus, type Clients, type Collection, type Delivery, type Logger, type Metrics, type RequestContext } from '@supply/kit';
 import type { ExternalJobEvent } from '@supply/workflows/jobs/fold';
 import { JOB_EVENTS_QUEUE } from '@supply/workflows/jobs/fold';
 import type { ModelRunDoc } from '../runs/repository';
 import { BucketClock } from './calendar';
 import { planBatch } from './planner';
+import type { UncertaintyReader } from './safety-stock';
 import type { PlanChunkDoc, PlanJobDoc, PlanRepositories } from './repository';
-import { now, type ChunkMessage } from './service';
+import { JOB_KIND, now, type ChunkMessage } from './service';
 
 /**
  * Deliveries after which a chunk failing on infrastructure reports its item-locations failed
  * instead of retrying, so the job still finishes (the bus dead-letters after 5).
  */
 export const LAST_DELIVERY = 4;
-/** How long the finishing worker waits for workflows to fold every part before sending `finished`. */
-const FOLD_WAIT_MS = 20_000;
 const MAX_EVENT_ERRORS = 1000;
 
 export interface WorkerDeps {
@@ -27,16 +26,21 @@ export interface WorkerDeps {
   repos: PlanRepositories;
   bus: Bus;
   logger: Logger;
+  metrics?: Metrics;
+  /** The tenant's latest forecast uncertainty, for service-level safety stock (absent: fixed only). */
+  uncertainty?: (tenant: string) => UncertaintyReader;
 }
 
 const contextOf = (run: PlanJobDoc, seq: number): RequestContext => ({
-  requestId: `supply-plan-run-${run._id}-${seq}`,
+  requestId: currentContext()?.requestId ?? `supply-plan-run-${run._id}-${seq}`,
   tenant: run.tenant,
   principal: run.principal,
 });
 
 export class PlanChunkWorker {
-  constructor(private readonly deps: WorkerDeps) {}
+  constructor(private readonly deps: WorkerDeps) {
+    deps.metrics?.expectParts(JOB_KIND);
+  }
 
   readonly handle = async (message: ChunkMessage, delivery: Delivery): Promise<void> => {
     const run = await this.deps.repos.jobs.findById(message.run_id);
@@ -47,7 +51,10 @@ export class PlanChunkWorker {
     await runWithContext(contextOf(run, message.seq), async () => {
       const chunk = (await this.deps.repos.chunks.findById(`${run._id}:${message.seq}`)) ?? (await this.record(await this.plan(run, message.seq, delivery)));
       await this.report(run, chunk);
-      if ((await this.deps.repos.chunks.count({ run_id: run._id })) >= run.chunks.length) await this.finish(run, delivery);
+      if ((await this.deps.repos.chunks.count({ run_id: run._id })) >= run.chunks.length) await this.finish(run);
+    }).catch((err: unknown) => {
+      this.deps.metrics?.partFailed(JOB_KIND, delivery, err);
+      throw err;
     });
   };
 
@@ -79,21 +86,30 @@ export class PlanChunkWorker {
           clock: new BucketClock(run.bucket, run.period_starts),
         },
         present,
+        this.deps.uncertainty?.(run.tenant),
       );
       for (const id of ids) if (!byId.has(id)) fail(id, 'item_location_id', `Item-location ${id} no longer exists.`);
       for (const outcome of outcomes) {
         if (outcome.ok) chunk.planned++;
         else fail(outcome.itemLocation.id, outcome.field, `${outcome.itemLocation.item_name} at ${outcome.itemLocation.location_name}: ${outcome.message}`);
       }
+      this.counted(chunk);
       return chunk;
     } catch (err) {
-      if (delivery.deliveryCount < LAST_DELIVERY) throw err;
+      // Thrown back while the bus would still retry (a dependency down is retried through the outage window).
+      if (delivery.deliveryCount < LAST_DELIVERY && !delivery.willDeadLetter?.(err)) throw err;
       this.deps.logger.error({ err, run: run._id, seq }, 'plan chunk failed on its last delivery; its item-locations are reported failed');
-      const reason = err instanceof Error ? err.message : String(err);
+      const reason = publicReason(err);
       Object.assign(chunk, { planned: 0, failed: 0, errors: [], errors_count: 0 });
       for (const id of ids) fail(id, 'item_location_id', `Could not be planned: ${reason}`);
+      this.counted(chunk);
       return chunk;
     }
+  }
+
+  private counted(chunk: PlanChunkDoc): void {
+    if (chunk.planned > 0) this.deps.metrics?.plansComputed.inc({ outcome: 'planned' }, chunk.planned);
+    if (chunk.failed > 0) this.deps.metrics?.plansComputed.inc({ outcome: 'failed' }, chunk.failed);
   }
 
   /** Records a chunk's outcome once; a concurrent redelivery that recorded first wins. */
@@ -121,32 +137,21 @@ export class PlanChunkWorker {
   }
 
   /**
-   * Ends the job once workflows has folded every part (a `finished` folded first would drop the
-   * parts after it), then closes the run. Safe to repeat: workflows ignores events for a finished job.
+   * Ends the job, then closes the run. `finished` names the part count, so workflows ends the
+   * job only once every chunk's part is counted, in whatever order they arrive: nothing polls.
+   * Safe to repeat: workflows ignores events for a finished job.
    */
-  private async finish(run: PlanJobDoc, delivery: Delivery): Promise<void> {
+  private async finish(run: PlanJobDoc): Promise<void> {
     const chunks = await this.deps.repos.chunks.find({ run_id: run._id });
     const planned = chunks.reduce((n, c) => n + c.planned, 0);
     const failed = chunks.reduce((n, c) => n + c.failed, 0);
-    const folded = await this.waitForParts(run);
-    if (!folded && delivery.deliveryCount < LAST_DELIVERY) throw new Error(`job ${run.job_id} has not folded every part of plan run ${run._id} yet`);
     const status = failed === 0 ? 'succeeded' : planned === 0 ? 'failed' : 'partially_succeeded';
     const message =
       `Planned ${planned} of ${run.total} item-locations of view ${run.view_name} (${run.mode} mode, ${run.supply_policy} supply, plan run ${run._id})` +
       (failed > 0 ? `; ${failed} could not be planned, see errors.` : '.');
-    const event: ExternalJobEvent = { job_id: run.job_id, tenant: run.tenant, type: 'finished', status, message };
+    const event: ExternalJobEvent = { job_id: run.job_id, tenant: run.tenant, type: 'finished', status, message, parts: chunks.length };
     await this.deps.bus.send(JOB_EVENTS_QUEUE, event, { messageId: `${run._id}:finished` });
     await this.deps.runs.updateOne({ _id: run._id, finished_at: null }, { $set: { status, finished_at: now() } });
     await this.deps.repos.jobs.updateOne({ _id: run._id }, { $set: { open: false } });
-  }
-
-  private async waitForParts(run: PlanJobDoc): Promise<boolean> {
-    const deadline = Date.now() + FOLD_WAIT_MS;
-    for (let pause = 20; ; pause = Math.min(pause * 2, 500)) {
-      const job = await this.deps.clients.workflows.getJob({ job_id: run.job_id });
-      if (job.finished_at || (job.progress?.processed ?? 0) >= run.total) return true;
-      if (Date.now() + pause > deadline) return false;
-      await new Promise((resolve) => setTimeout(resolve, pause));
-    }
   }
 }

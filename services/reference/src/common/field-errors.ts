@@ -1,4 +1,4 @@
-import { AppError, ValidationError, type FieldErrors } from '@supply/kit';
+import { AppError, ValidationError, fieldErrors, type FieldErrors } from '@supply/kit';
 
 /**
  * Collects 422 field errors of a write. Keys and attribute names follow the gateway's
@@ -6,7 +6,7 @@ import { AppError, ValidationError, type FieldErrors } from '@supply/kit';
  * fourth element of an array body; a top-level `unit_cost` reads "unit cost".
  */
 export class FieldErrorBag {
-  readonly fields: FieldErrors = {};
+  readonly fields: FieldErrors = fieldErrors();
 
   constructor(private readonly arrayBody: boolean) {}
 

@@ -1,3 +1,4 @@
+import { keyedByClient } from '@supply/kit';
 import type { supply_reference_v1 } from '@supply/protos';
 import type { FieldErrorBag } from '../common/field-errors';
 import { nameKey } from '../common/records';
@@ -8,7 +9,8 @@ export type StoredHierarchy = Record<string, string>;
 
 /** Values keyed by level name, in level order, set levels only. */
 export function presentHierarchy(stored: StoredHierarchy | undefined, levels: HierarchyLevelRecord[]): Record<string, string> {
-  const out: Record<string, string> = {};
+  // Level names are client text (a level may be named `__proto__`).
+  const out = keyedByClient<string>();
   for (const level of levels) {
     const value = stored?.[String(level._id)];
     if (value) out[level.name] = value;

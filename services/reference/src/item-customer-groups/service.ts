@@ -1,4 +1,4 @@
-import { ValidationError, type FieldErrors } from '@supply/kit';
+import { ValidationError, fieldErrors, type FieldErrors } from '@supply/kit';
 import type { supply_reference_v1 as pb } from '@supply/protos';
 import { MESSAGES } from '../common/field-errors';
 import { assertBulkSize, byIds, distinct, findIn } from '../common/reads';
@@ -31,7 +31,7 @@ export async function ensureItemCustomerGroups(
     byIds(db.items, tenant, req.keys.map((k) => k.item_id)),
     byIds(db.customerGroups, tenant, req.keys.map((k) => k.customer_group_id)),
   ]);
-  const fields: FieldErrors = {};
+  const fields: FieldErrors = fieldErrors();
   req.keys.forEach((k, i) => {
     if (!items.has(k.item_id)) fields[`keys.${i}.item_id`] = [MESSAGES.exists.replace(':attribute', `keys.${i}.item_id`)];
     if (!groups.has(k.customer_group_id)) fields[`keys.${i}.customer_group_id`] = [MESSAGES.exists.replace(':attribute', `keys.${i}.customer_group_id`)];

@@ -18,6 +18,8 @@ export interface PlanningParameterFields {
   unit_cost: number;
   periods_of_supply: number;
   partner: boolean;
+  /** Target service level 0 < x < 1 sizing safety stock from forecast intervals; 0: the fixed `safety_stock`. */
+  service_level: number;
 }
 
 export interface ItemLocationRecord extends TenantRecord, PlanningParameterFields {
@@ -38,6 +40,7 @@ export const PARAMETER_DEFAULTS: Omit<PlanningParameterFields, 'unit_cost'> = {
   holding_rate: 0.25,
   periods_of_supply: 0,
   partner: false,
+  service_level: 0,
 };
 
 export const ITEM_LOCATIONS = tenantCollection('item_locations', [['item_id', 'location_id']], [

@@ -17,7 +17,8 @@ const PARAMETER_FIELDS = [...Object.keys(PARAMETER_DEFAULTS), 'unit_cost'] as Ar
 
 export function toItemLocation(r: ItemLocationRecord, itemName: string, locationName: string): pb.ItemLocation {
   const { _id, tenant: _tenant, item_id, location_id, created_at, updated_at, ...parameters } = r;
-  return { id: _id, item_id, item_name: itemName, location_id, location_name: locationName, ...parameters, created_at, updated_at };
+  // Records stored before service levels existed have none.
+  return { id: _id, item_id, item_name: itemName, location_id, location_name: locationName, ...parameters, service_level: r.service_level ?? 0, created_at, updated_at };
 }
 
 export async function presentItemLocations(db: ReferenceDb, tenant: string, records: ItemLocationRecord[]): Promise<pb.ItemLocation[]> {
@@ -66,6 +67,9 @@ function checkParameters(bag: FieldErrorBag, i: number, p: PlanningParameterFiel
     if (!(p.unit_cost > 0)) requiredWhen('unit_cost', why);
     if (!(p.holding_rate > 0)) requiredWhen('holding_rate', why);
   }
+  // Records stored before service levels existed have none (0).
+  const level = p.service_level ?? 0;
+  if (!(level >= 0 && level < 1)) bag.add(i, 'service_level', 'The :attribute field must be 0 (none) or greater than 0 and less than 1.');
   if (p.max_order_qty > 0 && p.max_order_qty < p.min_order_qty) {
     bag.add(i, 'max_order_qty', 'The :attribute field must be 0 (no maximum) or at least the min order qty.');
   }

@@ -40,6 +40,8 @@ const LOCATIONS: Array<[string, LocationType]> = [
   ['Plant-Central', 'plant'],
   ['Partner-Mart', 'partner'],
 ];
+/** Each partner location's own account: its sales are the partner's sell-through (docs/supply-planning.md). */
+const PARTNER_ACCOUNTS = LOCATIONS.filter(([, type]) => type === 'partner').map(([name]) => [name, 'Partners', 'National'] as const);
 const CATEGORIES = [
   ['Beverages', 'Sparkling Water', 'Each'],
   ['Snacks', 'Crackers', 'Case'],
@@ -85,7 +87,7 @@ async function seedTenant(db: ReferenceDb, marks: Collection<Doc>, tenant: strin
   await upsertNamed(
     db.customerGroups,
     tenant,
-    CUSTOMER_GROUPS.map(([name, Channel, Region]) => ({ name, hierarchy: hierarchy({ Channel, Region }) })),
+    [...CUSTOMER_GROUPS, ...PARTNER_ACCOUNTS].map(([name, Channel, Region]) => ({ name, hierarchy: hierarchy({ Channel, Region }) })),
   );
   await upsertNamed(db.locations, tenant, LOCATIONS.map(([name, type]) => ({ name, type })));
 

@@ -68,6 +68,33 @@ describe('apply and replace of sales and inventory rows', function () {
     assert.deepEqual(await sales.sales.find({}, { sort: [['_id', 1]] }), stored);
   });
 
+  it('with an apply id, a repeat reports what the first call did, and writes nothing', async () => {
+    await apply([sale({ sell_date: week(0), quantity: 1 })], { load_id: 'earlier' });
+    const rows = [sale({ sell_date: week(0), quantity: 2 }), sale({ sell_date: week(1), quantity: 3 }), sale({ sell_date: week(2), quantity: 4 })];
+    const first = await apply(rows, { apply_id: 'chunk-7' });
+    assert.deepEqual([first.created, first.updated, first.unchanged, first.already_created, first.already_updated], [2, 1, 0, 0, 0]);
+    const stored = await sales.sales.find({}, { sort: [['_id', 1]] });
+    const again = await apply(rows, { apply_id: 'chunk-7' });
+    assert.deepEqual(again.outcomes, first.outcomes);
+    assert.deepEqual([again.created, again.updated, again.already_created, again.already_updated], [2, 1, 2, 1]);
+    assert.deepEqual(await sales.sales.find({}, { sort: [['_id', 1]] }), stored, 'nothing rewritten');
+    const dry = await apply(rows, { apply_id: 'chunk-7', dry_run: true });
+    assert.deepEqual([dry.already_created, dry.already_updated], [2, 1]);
+    const otherChunk = await apply(rows, { apply_id: 'chunk-8' });
+    assert.deepEqual([otherChunk.created, otherChunk.updated, otherChunk.unchanged, otherChunk.already_created], [0, 0, 3, 0]);
+  });
+
+  it('with an apply id, a repeat after a part-written first call counts the written part as the first call did', async () => {
+    const rows = [sale({ sell_date: week(0) }), sale({ sell_date: week(1) }), sale({ sell_date: week(2) })];
+    // The first call died after writing two of its rows.
+    await apply(rows.slice(0, 2), { apply_id: 'chunk-9' });
+    const dry = await apply(rows, { apply_id: 'chunk-9', dry_run: true });
+    assert.deepEqual([dry.created, dry.already_created], [3, 2], 'two written by the first call, one still to create');
+    const again = await apply(rows, { apply_id: 'chunk-9' });
+    assert.deepEqual([again.created, again.unchanged, again.already_created], [3, 0, 2]);
+    assert.equal(await sales.sales.count({}), 3);
+  });
+
   it('on a match changes only quantity and uom, keeping id and created_at', async () => {
     await apply([sale()]);
     const [before] = await sales.sales.find({});

@@ -3,8 +3,12 @@
  * exists for the rows' keys, decide each row's outcome, then write creates in one insert
  * and changes in one bulk upsert. A record whose mutable fields already hold the row's
  * values is left as it is (only its load mark moves), so applying a chunk twice reports
- * it unchanged the second time.
+ * it unchanged the second time. With an apply id, every record the call writes carries
+ * `applied_by: <id>|<outcome>`, so a repeat of the call (a redelivered chunk whose first
+ * attempt committed all or part of it) reports the first attempt's outcomes for those
+ * rows and writes nothing for them.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { ConflictError, ValidationError, type Collection, type Doc, type Filter, type UpsertRow } from '@supply/kit';
 import { supply_transactional_v1 as pb } from '@supply/protos';
 import { compareScalars, type Scalar } from './keyset';
@@ -41,6 +45,23 @@ export interface ApplyOptions {
   dryRun: boolean;
   /** The call's timestamp (created_at / updated_at). */
   now: string;
+  /** One id per unit of work; "" for none. */
+  applyId?: string;
+}
+
+const OUTCOME_WORDS: Partial<Record<pb.ApplyOutcome, string>> = {
+  [pb.ApplyOutcome.APPLY_OUTCOME_CREATED]: 'created',
+  [pb.ApplyOutcome.APPLY_OUTCOME_UPDATED]: 'updated',
+  [pb.ApplyOutcome.APPLY_OUTCOME_UNCHANGED]: 'unchanged',
+};
+
+/** The outcome an earlier call with `applyId` recorded on a record, or null if no such call wrote it. */
+function earlierOutcome(found: Doc | undefined, applyId: string): pb.ApplyOutcome | null {
+  const mark = found?.['applied_by'];
+  if (!applyId || typeof mark !== 'string' || !mark.startsWith(`${applyId}|`)) return null;
+  const word = mark.slice(applyId.length + 1);
+  for (const [outcome, text] of Object.entries(OUTCOME_WORDS)) if (text === word) return Number(outcome) as pb.ApplyOutcome;
+  return null;
 }
 
 /** Concurrent store reads while looking up existing records. */
@@ -70,6 +91,8 @@ async function applyOnce<Row, D extends Doc>(
   options: ApplyOptions,
 ): Promise<pb.ApplyResult> {
   const { tenant, loadId, now } = options;
+  const applyId = options.applyId ?? '';
+  const markOf = (outcome: pb.ApplyOutcome) => (applyId ? { applied_by: `${applyId}|${OUTCOME_WORDS[outcome]}` } : {});
   const keys = rows.map((row) => spec.keyOf(row));
   const texts = keys.map((key) => JSON.stringify(spec.key.map((field) => key[field])));
   const winner = new Map<string, number>();
@@ -77,7 +100,7 @@ async function applyOnce<Row, D extends Doc>(
   const existing = await readExisting(collection, spec, tenant, [...winner.values()].map((i) => keys[i]!));
 
   const stamp: Stamp = { tenant, load_id: loadId, created_at: now, updated_at: now };
-  const result: pb.ApplyResult = { created: 0, updated: 0, unchanged: 0, rejected: 0, outcomes: [] };
+  const result: pb.ApplyResult = { created: 0, updated: 0, unchanged: 0, rejected: 0, outcomes: [], already_created: 0, already_updated: 0, already_unchanged: 0 };
   const creates: Array<Record<string, unknown>> = [];
   const changes: Array<UpsertRow<D>> = [];
   rows.forEach((row, i) => {
@@ -88,21 +111,27 @@ async function applyOnce<Row, D extends Doc>(
     const key = { tenant, ...keys[i]! };
     const mutable = spec.mutable(row);
     const found = existing.get(texts[i]!);
+    const earlier = earlierOutcome(found, applyId);
     let outcome: pb.ApplyOutcome;
-    if (!found) {
+    if (earlier !== null && Object.entries(mutable).every(([field, value]) => found![field] === value)) {
+      outcome = earlier;
+      if (earlier === pb.ApplyOutcome.APPLY_OUTCOME_CREATED) result.already_created++;
+      else if (earlier === pb.ApplyOutcome.APPLY_OUTCOME_UPDATED) result.already_updated++;
+      else result.already_unchanged++;
+    } else if (!found) {
       outcome = options.refuseCreates ? pb.ApplyOutcome.APPLY_OUTCOME_REJECTED : pb.ApplyOutcome.APPLY_OUTCOME_CREATED;
-      if (!options.refuseCreates) creates.push(spec.create(row, stamp));
+      if (!options.refuseCreates) creates.push(applyId ? Object.assign(spec.create(row, stamp), markOf(outcome)) : spec.create(row, stamp));
     } else if (Object.entries(mutable).every(([field, value]) => found[field] === value)) {
       outcome = pb.ApplyOutcome.APPLY_OUTCOME_UNCHANGED;
       if (loadId && found['load_id'] !== loadId) {
         // Written in full on insert too, should the record vanish before this write.
-        changes.push(upsert(key, { load_id: loadId }, Object.assign(spec.fixed(row), mutable, { created_at: now, updated_at: now })));
+        changes.push(upsert(key, { load_id: loadId, ...markOf(outcome) }, Object.assign(spec.fixed(row), mutable, { created_at: now, updated_at: now })));
       }
     } else if (options.refuseUpdates) {
       outcome = pb.ApplyOutcome.APPLY_OUTCOME_REJECTED;
     } else {
       outcome = pb.ApplyOutcome.APPLY_OUTCOME_UPDATED;
-      const set = Object.assign({}, mutable, loadId ? { load_id: loadId } : {}, { updated_at: now });
+      const set = Object.assign({}, mutable, loadId ? { load_id: loadId } : {}, { updated_at: now }, markOf(outcome));
       changes.push(upsert(key, set, Object.assign(spec.fixed(row), { created_at: now }, loadId ? {} : { load_id: '' })));
     }
     result.outcomes.push(outcome);
@@ -159,6 +188,9 @@ async function readExisting<D extends Doc>(
   return found;
 }
 
+/** Records per delete batch: with every index entry removed too, a batch stays within some tens of milliseconds. */
+const DELETE_BATCH = 250;
+
 /**
  * Replace mode: deletes the records matching `scope` whose load mark is not `loadId`, in
  * id order and in bounded batches (or only counts them on a dry run).
@@ -169,7 +201,9 @@ export async function deleteOutsideLoad<D extends Doc>(collection: Collection<D>
   let deleted = 0;
   let after = 0;
   for (;;) {
-    const batch = await collection.find({ ...outside, _id: { $gt: after } }, { sort: [['_id', 1]], limit: 5_000 });
+    // Other requests run between batches: an embedded store reads and writes on this thread.
+    if (after !== 0) await nextTurn();
+    const batch = await collection.find({ ...outside, _id: { $gt: after } }, { sort: [['_id', 1]], limit: DELETE_BATCH });
     if (batch.length === 0) return deleted;
     after = batch[batch.length - 1]!._id as number;
     // The mark is checked again: a record the load touched meanwhile stays.

@@ -1,4 +1,4 @@
-import { ValidationError, type FieldErrors, type IndexSpec } from '@supply/kit';
+import { ValidationError, fieldErrors, type FieldErrors, type IndexSpec } from '@supply/kit';
 
 /** Most rows, ids or names one internal bulk call takes; callers chunk above it. */
 export const MAX_BULK = 10_000;
@@ -48,7 +48,7 @@ export function nameKey(name: string): string {
 
 /** Collects field errors and throws them together, keyed like the API shows them. */
 export class FieldCheck {
-  readonly errors: FieldErrors = {};
+  readonly errors: FieldErrors = fieldErrors();
 
   add(path: string, message: string): void {
     (this.errors[path] ??= []).push(message);

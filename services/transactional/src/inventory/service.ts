@@ -50,6 +50,7 @@ export async function applyInventory(deps: InventoryDeps, tenant: string, reques
     refuseUpdates: request.refuse_updates,
     dryRun: request.dry_run,
     now: deps.now(),
+    applyId: request.apply_id,
   });
 }
 

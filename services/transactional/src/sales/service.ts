@@ -122,6 +122,7 @@ export async function applySales(deps: SalesDeps, tenant: string, request: pb.Ap
     refuseUpdates: request.refuse_updates,
     dryRun: request.dry_run,
     now: deps.now(),
+    applyId: request.apply_id,
   });
 }
 

@@ -1,8 +1,8 @@
 /**
- * Demo transactional data (DECISIONS section 2) for `demo` and `acme`: two years of weekly
- * History sales for every item x customer group and the stock on hand of every
- * item-location, written through the same apply path as sales and inventory syncs. Ids and
- * names come from the reference service over gRPC; a mark per tenant makes it run once.
+ * Demo transactional data for `demo` and `acme`: two years of weekly History sales for every
+ * item x customer group (a partner's own account: the items stocked at the partner, its
+ * sell-through) and the stock on hand of every item-location, written through the same apply
+ * path as sales and inventory syncs. Ids and names come from the reference service over gRPC; a mark per tenant makes it run once.
  */
 import type { CallOverrides, Clients, Collection, Doc, Logger } from '@supply/kit';
 import type { supply_reference_v1 as ref, supply_transactional_v1 as pb } from '@supply/protos';
@@ -21,6 +21,8 @@ export const DEMO_LOAD_ID = 'demo-seed';
 
 /** Demand scale per customer group position (Retail, Online, Wholesale in the demo). */
 const GROUP_SCALE = [1, 0.6, 2.2];
+/** A partner's sell-through is steady retail demand, never the intermittent kind. */
+const STEADY_KINDS = SERIES_KINDS.filter((kind) => kind !== 'intermittent');
 
 export interface SeedDeps {
   clients: Clients;
@@ -79,23 +81,41 @@ async function seedTenant(deps: SeedDeps, tenant: string): Promise<boolean> {
     return false;
   }
   const uomById = new Map(uoms.map((uom) => [uom.id, uom]));
-  const pairs = items.flatMap((item, i) => groups.map((group, g) => ({ item, group, i, g })));
+  // A customer group named after a partner location is the partner's own account: it buys only the items stocked there.
+  const partnerItems = new Map<string, Set<number>>();
+  for (const placement of itemLocations) {
+    if (!placement.partner) continue;
+    const key = placement.location_name.toLowerCase();
+    partnerItems.set(key, (partnerItems.get(key) ?? new Set()).add(placement.item_id));
+  }
+  const accountOf = (name: string) => partnerItems.get(name.toLowerCase());
+  const sharedGroups = groups.filter((group) => !accountOf(group.name));
+  const pairs = items.flatMap((item, i) => sharedGroups.map((group, g) => ({ item, group, i, g, partner: false })));
+  const partnerPairs = groups.flatMap((group) => items.flatMap((item, i) => (accountOf(group.name)?.has(item.id) ? [{ item, group, i, g: 0, partner: true }] : [])));
+  const allPairs = [...pairs, ...partnerPairs];
   const combinationIds: number[] = [];
-  for (const chunk of chunks(pairs, MAX_BULK)) {
+  for (const chunk of chunks(allPairs, MAX_BULK)) {
     const keys = chunk.map(({ item, group }) => ({ item_id: item.id, customer_group_id: group.id }));
     combinationIds.push(...(await reference.ensureItemCustomerGroups({ keys }, call)).ids);
   }
 
   const random = seededRandom(seedOf(tenant));
+  // Partners' sell-through draws from its own stream, so the other groups' series stay as they were.
+  const partnerRandom = seededRandom(seedOf(`${tenant}:partners`));
   const dates = datesFrom(HISTORY_START, HISTORY_WEEKS);
   const weeklyMean = new Map<number, number>();
+  const partnerMean = new Map<string, number>();
   const rows: pb.SalesRow[] = [];
-  pairs.forEach(({ item, group, i, g }, n) => {
+  allPairs.forEach(({ item, group, i, g, partner }, n) => {
     const uom = uomById.get(item.uom_id);
     const decimals = uom?.name === 'Kilogram' ? 1 : 0;
-    const level = (10 + random() * 190) * (GROUP_SCALE[g] ?? 1);
-    const quantities = demandSeries({ kind: SERIES_KINDS[(i + g) % SERIES_KINDS.length]!, level, decimals }, dates.length, random);
-    weeklyMean.set(item.id, (weeklyMean.get(item.id) ?? 0) + quantities.reduce((a, b) => a + b, 0) / quantities.length);
+    const draw = partner ? partnerRandom : random;
+    const level = partner ? 5 + draw() * 45 : (10 + draw() * 190) * (GROUP_SCALE[g] ?? 1);
+    const kind = partner ? STEADY_KINDS[i % STEADY_KINDS.length]! : SERIES_KINDS[(i + g) % SERIES_KINDS.length]!;
+    const quantities = demandSeries({ kind, level, decimals }, dates.length, draw);
+    const mean = quantities.reduce((a, b) => a + b, 0) / quantities.length;
+    if (partner) partnerMean.set(`${group.name.toLowerCase()}:${item.id}`, mean);
+    else weeklyMean.set(item.id, (weeklyMean.get(item.id) ?? 0) + mean);
     dates.forEach((sell_date, t) =>
       rows.push({
         item_customer_group_id: combinationIds[n]!,
@@ -118,17 +138,21 @@ async function seedTenant(deps: SeedDeps, tenant: string): Promise<boolean> {
   const apply = { load_id: DEMO_LOAD_ID, refuse_creates: false, refuse_updates: false, dry_run: false };
   for (const chunk of chunks(rows, MAX_BULK)) await applySales(deps.sales, tenant, { ...apply, rows: chunk });
 
-  // Stock on hand: one to six weeks of the item's demand, split over the locations that stock it.
+  // Stock on hand: one to six weeks of demand. A partner holds weeks of its own sell-through; the other
+  // locations split the item's demand from the shared groups, as planning does.
   const itemById = new Map(items.map((item) => [item.id, item]));
-  const locationsOf = new Map<number, number>();
-  for (const placement of itemLocations) locationsOf.set(placement.item_id, (locationsOf.get(placement.item_id) ?? 0) + 1);
+  const sharingOf = new Map<number, number>();
+  for (const placement of itemLocations) {
+    if (!accountOf(placement.location_name)) sharingOf.set(placement.item_id, (sharingOf.get(placement.item_id) ?? 0) + 1);
+  }
   const stock: pb.InventoryRow[] = itemLocations.flatMap((placement) => {
     const item = itemById.get(placement.item_id);
     if (!item) return [];
     const uom = uomById.get(item.uom_id);
     const scale = uom?.name === 'Kilogram' ? 10 : 1;
     const cover = 1 + random() * 5;
-    const onHand = ((weeklyMean.get(item.id) ?? 0) * cover) / (locationsOf.get(item.id) ?? 1);
+    const own = partnerMean.get(`${placement.location_name.toLowerCase()}:${item.id}`);
+    const onHand = own !== undefined ? own * cover : ((weeklyMean.get(item.id) ?? 0) * cover) / (sharingOf.get(item.id) ?? 1);
     return [
       {
         item_id: item.id,

@@ -1,13 +1,13 @@
 /**
  * Claim/Complete/ReleaseIdempotencyKey (workflows.proto): Idempotency-Keys of requests
  * answered by their caller (the gateway's own POSTs, compute's generation requests), kept
- * in the same `idempotency_keys` collection as the keys of syncs, with the same 24 hours
- * and in-flight abandonment. The stored answer is an IdempotentAnswer as JSON, tagged so
+ * in the same `idempotency_keys` collection as the keys of syncs, with the same 24 hours,
+ * in-flight abandonment and owner (the tenant and user of the x-principal). The stored answer is an IdempotentAnswer as JSON, tagged so
  * it is never mistaken for a sync's answer.
  */
 import { AppError, type CallContext } from '@supply/kit';
 import { supply_workflows_v1 as pb } from '@supply/protos';
-import { IdempotencyKeys, type HeldClaim } from './keys';
+import { IdempotencyKeys, keyIdOf, keyOwnerOf, type HeldClaim } from './keys';
 
 const FINGERPRINT = /^[\x21-\x7e]{1,256}$/;
 const CLAIM_ID = /^[0-9a-f-]{36}$/;
@@ -40,9 +40,9 @@ export class IdempotentAnswers {
   constructor(private readonly keys: IdempotencyKeys) {}
 
   async claim({ key, fingerprint }: pb.ClaimIdempotencyKeyRequest, ctx: CallContext): Promise<pb.ClaimIdempotencyKeyResponse> {
-    const tenant = ctx.requireTenant();
+    const owner = keyOwnerOf(ctx);
     if (!FINGERPRINT.test(fingerprint)) throw new AppError('invalid_argument', 'A fingerprint is 1-256 visible ASCII characters.');
-    const claim = await this.keys.claim(tenant, key, fingerprint);
+    const claim = await this.keys.claim(owner, key, fingerprint);
     if (claim.kind === 'claimed') {
       return { state: pb.IdempotencyClaimState.IDEMPOTENCY_CLAIM_STATE_CLAIMED, claim_id: claim.claimId, answer: undefined };
     }
@@ -71,9 +71,9 @@ export class IdempotentAnswers {
   }
 
   private held(key: string, claimId: string, ctx: CallContext): HeldClaim {
-    const tenant = ctx.requireTenant();
+    const owner = keyOwnerOf(ctx);
     IdempotencyKeys.validate(key);
     if (!CLAIM_ID.test(claimId)) throw new AppError('invalid_argument', 'claim_id names a claim ClaimIdempotencyKey answered.');
-    return { id: `${tenant}:${key}`, claimId };
+    return { id: keyIdOf(owner, key), claimId };
   }
 }

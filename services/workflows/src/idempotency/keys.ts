@@ -1,5 +1,7 @@
 /**
- * Idempotency keys (DECISIONS section 6): per tenant, kept 24 hours from first use. The
+ * Idempotency keys (DECISIONS section 6): per tenant and user, kept 24 hours from first use.
+ * Every token of one user shares the user's keys; another user's same key is another key,
+ * so no user is ever answered with what another user's request got. The
  * first request with a key claims it; its successful answer is stored and replayed to a
  * repeat with the same request fingerprint. Another fingerprint is a 422 on
  * `Idempotency-Key`; a repeat while the first is still being answered is a 409. A first
@@ -12,16 +14,38 @@
  * coincide, so a key reused across kinds is the 422 of "another request".
  */
 import { randomUUID } from 'node:crypto';
-import { AppError, ConflictError, ValidationError, type Collection, type Doc, type Store } from '@supply/kit';
+import { AppError, ConflictError, ValidationError, type CallContext, type Collection, type Doc, type Store } from '@supply/kit';
 
 export const KEY_TTL_MS = 24 * 60 * 60 * 1000;
 /** A claim this old whose request never answered belonged to a process that died. */
 export const IN_FLIGHT_TTL_MS = 15 * 60 * 1000;
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
+/** Whose key it is: one user of one tenant. */
+export interface KeyOwner {
+  tenant: string;
+  userId: number;
+}
+
+/** The owner of the keys a call uses: the user of the token it acts for (the gateway's x-principal). */
+export function keyOwnerOf(ctx: CallContext): KeyOwner {
+  const tenant = ctx.requireTenant();
+  const principal = ctx.principal;
+  if (!principal || principal.tenant !== tenant || !Number.isSafeInteger(principal.userId)) {
+    throw new AppError('unauthenticated', 'An Idempotency-Key belongs to a user: this call needs the x-principal of the token it acts for.');
+  }
+  return { tenant, userId: principal.userId };
+}
+
+/** The document id of `key` for `owner`: the tenant and the user scope it. */
+export function keyIdOf(owner: KeyOwner, key: string): string {
+  return `${owner.tenant}:${owner.userId}:${key}`;
+}
+
 export interface IdempotencyDoc extends Doc {
   _id: string;
   tenant: string;
+  user_id: number;
   key: string;
   /** Null while a streamed request is still arriving (its fingerprint is known at its end). */
   fingerprint: string | null;
@@ -65,15 +89,16 @@ export class IdempotencyKeys {
   }
 
   /** Claims `key`, or says how to answer a repeat. `fingerprint` null: not known yet (a stream). */
-  async claim(tenant: string, key: string, fingerprint: string | null, now = Date.now()): Promise<Claim> {
+  async claim(owner: KeyOwner, key: string, fingerprint: string | null, now = Date.now()): Promise<Claim> {
     IdempotencyKeys.validate(key);
-    const id = `${tenant}:${key}`;
+    const id = keyIdOf(owner, key);
     for (let attempt = 0; attempt < 5; attempt++) {
       const claimId = randomUUID();
       try {
         await this.keys.insertOne({
           _id: id,
-          tenant,
+          tenant: owner.tenant,
+          user_id: owner.userId,
           key,
           fingerprint,
           state: 'in_flight',

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { foldJobEvent, mergeErrors, type JobEvent } from './fold';
+import { endStalled, foldJobEvent, mergeErrors, type JobEvent } from './fold';
 import { ZERO_COUNTS, type JobDoc, type SyncState } from './repository';
 
 const NOW = '2030-01-01T00:00:00.000000Z';
@@ -113,6 +113,21 @@ describe('job events fold', () => {
     assert.match(partial.message!, /Chunk 1 failed\. Nothing was deleted/);
   });
 
+  it('names a dead-lettered chunk in errors[] with its first row and the reason', () => {
+    const lost: JobEvent = { job_id: 7, tenant: 'demo', type: 'chunk_failed', seq: 2, step: 'load', rows: 1000, first_row: 2000, message: 'Chunk 2 (rows 2000-2999) was not loaded: a service it depends on stayed unavailable for the whole outage window. It went to the dead-letter queue.' };
+    const failed = fold(job({}), [lost]);
+    assert.deepEqual(failed.errors, [{ row: 2000, field: 'chunk.2', message: lost.message }]);
+    assert.equal(failed.errors_count, 1);
+  });
+
+  it('counts the rows a failed chunk did commit as written, only the rest as failed', () => {
+    const lost: JobEvent = { job_id: 7, tenant: 'demo', type: 'chunk_failed', seq: 1, step: 'load', rows: 1000, first_row: 1000, message: 'x', committed: { created: 600, updated: 100 } };
+    const done = fold(job({}), [applied(0, 1000), lost, applied(2, 500)]);
+    assert.equal(done.status, 'partially_succeeded');
+    assert.deepEqual(done.result, { ...ZERO_COUNTS, created: 2100, updated: 100, failed: 300 });
+    assert.equal(done.progress.processed, 2500);
+  });
+
   it('keeps the first 1000 errors by row, whatever order chunks report them in', () => {
     const errs = (from: number, n: number) => Array.from({ length: n }, (_, i) => ({ row: from + i, field: `data.${from + i}.quantity`, message: 'x' }));
     const kept = mergeErrors(mergeErrors([], errs(1500, 600)), errs(0, 600));
@@ -139,6 +154,27 @@ describe('job events fold', () => {
     assert.equal(foldJobEvent(j, { ...ext({ type: 'finished' }), tenant: 'acme' }, NOW), null, 'another tenant cannot touch the job');
   });
 
+  it('a finished event that names its part count waits for the parts it announced, whatever the order', () => {
+    const ext = (e: object) => ({ job_id: 7, tenant: 'demo', ...e }) as JobEvent;
+    const early = fold(job(null, 0), [
+      ext({ type: 'started', total: 3 }),
+      ext({ type: 'part', part: 'chunk-0', processed: 1, result: { created: 1 } }),
+      ext({ type: 'finished', status: 'partially_succeeded', message: 'Two of three.', parts: 3 }),
+    ]);
+    assert.equal(early.status, 'running', 'not finished before its parts');
+    assert.equal(early.finished_at, null);
+    const two = foldJobEvent(early, ext({ type: 'part', part: 'chunk-1', processed: 1, result: { failed: 1 } }), NOW)!;
+    assert.equal(two.status, 'running');
+    assert.equal(foldJobEvent(two, ext({ type: 'part', part: 'chunk-1', processed: 1 }), NOW), null, 'a redelivered part does not count twice');
+    const done = foldJobEvent(two, ext({ type: 'part', part: 'chunk-2', processed: 1, result: { created: 1 } }), NOW)!;
+    assert.deepEqual([done.status, done.message, done.progress.processed, done.result.created, done.result.failed], ['partially_succeeded', 'Two of three.', 3, 2, 1]);
+    assert.equal(done.finished_at, NOW);
+    const derived = fold(job(null, 0), [ext({ type: 'finished', parts: 1 }), ext({ type: 'part', part: 'x', processed: 1, result: { created: 1 } })]);
+    assert.equal(derived.status, 'succeeded', 'an unnamed status is derived from the counts when the last part lands');
+    const all = fold(job(null, 0), [ext({ type: 'part', part: 'x', processed: 1, result: { created: 1 } }), ext({ type: 'finished', parts: 1 })]);
+    assert.equal(all.status, 'succeeded', 'every part already counted: finished at once');
+  });
+
   it('counts a part that arrives after finished, and lets a derived status follow it', () => {
     const ext = (e: object) => ({ job_id: 7, tenant: 'demo', ...e }) as JobEvent;
     const early = fold(job(null, 0), [
@@ -152,5 +188,32 @@ describe('job events fold', () => {
     assert.equal(foldJobEvent(late, ext({ type: 'part', part: 'b', processed: 1, result: { failed: 1 } }), NOW), null, 'still counted once');
     const named = fold(job(null, 0), [ext({ type: 'finished', status: 'failed' }), ext({ type: 'part', part: 'c', processed: 1, result: { created: 1 } })]);
     assert.deepEqual([named.status, named.result.created], ['failed', 1], 'a reported status stays');
+  });
+});
+
+describe('a job ended as stalled', () => {
+  const CUTOFF = '2030-01-01T00:10:00.000000Z';
+  const LATER = '2030-01-01T00:11:00.000000Z';
+
+  it('is left alone if it moved after the cutoff or has finished', () => {
+    assert.equal(endStalled({ ...job({}), updated_at: LATER }, CUTOFF, LATER, 660_000), null);
+    const done = fold(job({}), [applied(0, 1000), applied(1, 1000), applied(2, 500)]);
+    assert.equal(endStalled(done, '2099-01-01T00:00:00.000000Z', LATER, 660_000), null);
+  });
+
+  it('a replace says nothing was deleted; a late failed chunk moves only the rows it committed out of failed', () => {
+    const started = fold(job({ mode: 'replace' }), [applied(0, 1000)]);
+    const ended = endStalled(started, CUTOFF, LATER, 660_000)!;
+    assert.equal(ended.status, 'partially_succeeded');
+    assert.deepEqual(ended.result, { ...ZERO_COUNTS, created: 1000, failed: 1500 });
+    assert.match(ended.message ?? '', /^Stalled: no part of this job was reported for 660 s .*Nothing was deleted/);
+    const late = foldJobEvent(
+      ended,
+      { job_id: 7, tenant: 'demo', type: 'chunk_failed', seq: 1, step: 'load', rows: 1000, first_row: 1000, message: 'Chunk 1 was not loaded.', committed: { created: 400 } },
+      LATER,
+    )!;
+    assert.deepEqual(late.result, { ...ZERO_COUNTS, created: 1400, failed: 1100 });
+    assert.equal(late.progress.processed, 2000);
+    assert.equal(foldJobEvent(late, { job_id: 7, tenant: 'demo', type: 'chunk_validated', seq: 2, rows: 500, invalid_rows: 0, errors: [], errors_count: 0 }, LATER), null, 'only load and apply reports count late');
   });
 });

@@ -24,7 +24,13 @@ export type ExternalJobEvent = EventBase &
         errors?: RowErrorRecord[];
         errors_count?: number;
       }
-    | { type: 'finished'; status?: string; message?: string }
+    | {
+        type: 'finished';
+        status?: string;
+        message?: string;
+        /** The number of `part` events the job gets in all: it finishes once that many are counted, in whatever order events arrive. */
+        parts?: number;
+      }
   );
 
 /** Events the sync workers send about their own chunks. */
@@ -32,7 +38,17 @@ export type SyncJobEvent = EventBase &
   (
     | { type: 'chunk_validated'; seq: number; rows: number; invalid_rows: number; errors: RowErrorRecord[]; errors_count: number }
     | { type: 'chunk_applied'; seq: number; rows: number; result: JobCounts; errors: RowErrorRecord[]; errors_count: number }
-    | { type: 'chunk_failed'; seq: number; step: 'validate' | 'load' | 'apply' | 'delete'; rows: number; message: string }
+    | {
+        type: 'chunk_failed';
+        seq: number;
+        step: 'validate' | 'load' | 'apply' | 'delete';
+        rows: number;
+        message: string;
+        /** The chunk's first row, so errors[] names the part (absent for delete). */
+        first_row?: number;
+        /** Rows of the chunk an earlier attempt did write (counted as such, not failed). */
+        committed?: Partial<JobCounts>;
+      }
     | { type: 'scope_deleted'; deleted: number }
   );
 
@@ -101,6 +117,17 @@ function finish(job: JobDoc, now: string, status: JobStatus, message: string): v
   if (job.sync) job.sync.phase = 'done';
 }
 
+/** `part` events counted so far. */
+function countedParts(job: JobDoc): number {
+  return job.parts.filter((p) => p.startsWith('p:')).length;
+}
+
+function finishAsReported(job: JobDoc, now: string, status: string, message: string): void {
+  const reported = (FINISHED as readonly string[]).includes(status);
+  job.status_reported = reported;
+  finish(job, now, reported ? (status as JobStatus) : derivedStatus(job), message);
+}
+
 function loadSummary(job: JobDoc): string {
   const r = job.result;
   const parts = [`${r.created} created`, `${r.updated} updated`, `${r.unchanged} unchanged`];
@@ -143,6 +170,58 @@ function advanceSync(job: JobDoc, now: string): void {
   }
 }
 
+/** Stable start of the message of a job the sweeper ended (clients and alerts may match it). */
+export const STALLED_REASON = 'Stalled: no part of this job was reported';
+
+function storedRows(job: JobDoc): number {
+  const { created, updated, deleted, unchanged } = job.result;
+  return created + updated + deleted + unchanged;
+}
+
+/** A stalled job never claims success: it did not finish its work. */
+function stalledStatus(job: JobDoc): JobStatus {
+  return storedRows(job) > 0 ? 'partially_succeeded' : 'failed';
+}
+
+/**
+ * The job ended because nothing about it changed since `cutoff` (its workers are gone, or
+ * its parts were lost without a report), or null if it moved or already finished. A sync
+ * counts the rows it has not processed as failed; a late report of them still folds in.
+ */
+export function endStalled(current: JobDoc, cutoff: string, now: string, idleMs: number): JobDoc | null {
+  if (isFinished(current) || current.updated_at >= cutoff) return null;
+  const job = structuredClone(current);
+  const unprocessed = job.sync ? Math.max(0, job.progress.total - job.progress.processed) : 0;
+  const reason = `${STALLED_REASON} for ${Math.round(idleMs / 1000)} s (its workers stopped or its parts were lost), so it was ended.`;
+  job.result.failed += unprocessed;
+  job.stalled = { reason, failed: unprocessed };
+  job.pending_finish = null;
+  job.errors = mergeErrors(job.errors, [{ row: 0, field: 'job', message: reason }]);
+  job.errors_count++;
+  if (job.sync?.mode === 'replace') {
+    job.sync.failures.push(
+      job.sync.phase === 'deleting'
+        ? 'Deleting the records outside the load may not have finished.'
+        : 'Nothing was deleted: a replace only deletes after every row was applied.',
+    );
+  }
+  finish(job, now, stalledStatus(job), stalledMessage(job));
+  job.status_reported = false;
+  job.updated_at = now;
+  return job;
+}
+
+function stalledMessage(job: JobDoc): string {
+  const summary = job.sync ? loadSummary(job) : `${job.progress.processed} of ${job.progress.total} processed.`;
+  return `${job.stalled!.reason} ${summary}`;
+}
+
+/** A sync chunk's report that arrives after the sweeper ended its job: its rows were counted failed, now they count as what happened. */
+function lateAfterStall(job: JobDoc, event: JobEvent): boolean {
+  if (!job.stalled || !job.sync || !isFinished(job)) return false;
+  return event.type === 'chunk_applied' || (event.type === 'chunk_failed' && (event.step === 'load' || event.step === 'apply'));
+}
+
 /**
  * The record after `event`, or null when the event changes nothing (a part already
  * counted, a finished job, an event for another tenant).
@@ -152,7 +231,8 @@ export function foldJobEvent(current: JobDoc, event: JobEvent, now: string): Job
   // Events from other services can arrive out of order: a part that lands after `finished`
   // still counts (once), and a status derived from the counts follows it.
   const lateExternalPart = event.type === 'part' && current.sync === null && isFinished(current);
-  if (isFinished(current) && !lateExternalPart) return null;
+  const lateChunk = lateAfterStall(current, event);
+  if (isFinished(current) && !lateExternalPart && !lateChunk) return null;
   const job = structuredClone(current);
   const part = partOf(event);
   if (part !== null) {
@@ -169,12 +249,23 @@ export function foldJobEvent(current: JobDoc, event: JobEvent, now: string): Job
       addCounts(job.result, event.result);
       job.errors = mergeErrors(job.errors, (event.errors ?? []).slice(0, MAX_JOB_ERRORS));
       job.errors_count += Math.max(event.errors_count ?? 0, event.errors?.length ?? 0);
-      if (lateExternalPart && !job.status_reported) job.status = derivedStatus(job);
+      if (lateExternalPart && job.stalled) {
+        job.status = stalledStatus(job);
+        job.message = stalledMessage(job);
+      } else if (lateExternalPart && !job.status_reported) job.status = derivedStatus(job);
+      if (job.pending_finish && countedParts(job) >= job.pending_finish.parts) {
+        const pending = job.pending_finish;
+        job.pending_finish = null;
+        finishAsReported(job, now, pending.status, pending.message);
+      }
       break;
     case 'finished': {
-      const reported = (FINISHED as readonly string[]).includes(event.status ?? '');
-      job.status_reported = reported;
-      finish(job, now, reported ? (event.status as JobStatus) : derivedStatus(job), event.message ?? '');
+      const expected = Math.max(0, Math.floor(Number(event.parts ?? 0)) || 0);
+      if (expected > countedParts(job)) {
+        job.pending_finish = { status: event.status ?? '', message: event.message ?? '', parts: expected };
+        break;
+      }
+      finishAsReported(job, now, event.status ?? '', event.message ?? '');
       break;
     }
     case 'chunk_validated':
@@ -194,19 +285,33 @@ export function foldJobEvent(current: JobDoc, event: JobEvent, now: string): Job
       const sync = job.sync!;
       sync.failed_chunks++;
       if (sync.failures.length < MAX_FAILURE_NOTES) sync.failures.push(event.message);
+      const field = event.step === 'delete' ? 'delete' : `chunk.${event.seq}`;
+      job.errors = mergeErrors(job.errors, [{ row: event.first_row ?? 0, field, message: event.message }]);
+      job.errors_count++;
       if (event.step === 'validate') {
         sync.validated++;
         sync.invalid_rows += event.rows;
       } else if (event.step !== 'delete') {
         sync.applied++;
         job.progress.processed += event.rows;
-        job.result.failed += event.rows;
+        const written = { created: 0, updated: 0, unchanged: 0, deleted: 0, failed: 0 };
+        addCounts(written, event.committed);
+        const stored = Math.min(event.rows, written.created + written.updated + written.unchanged);
+        if (stored > 0) addCounts(job.result, written);
+        job.result.failed += event.rows - stored;
       }
       break;
     }
     case 'scope_deleted':
       job.result.deleted += event.deleted;
       break;
+  }
+  if (lateChunk && (event.type === 'chunk_applied' || event.type === 'chunk_failed')) {
+    const released = Math.min(event.rows, job.stalled!.failed, job.result.failed);
+    job.result.failed -= released;
+    job.stalled = { ...job.stalled!, failed: job.stalled!.failed - released };
+    job.status = stalledStatus(job);
+    job.message = stalledMessage(job);
   }
   if (job.sync && !isFinished(job)) advanceSync(job, now);
   job.updated_at = now;

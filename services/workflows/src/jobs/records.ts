@@ -1,5 +1,6 @@
-import { NotFoundError, type PrincipalContext } from '@supply/kit';
+import { NotFoundError, traceRoot, type PrincipalContext } from '@supply/kit';
 import { KeyedMutex } from '../keyed-mutex';
+import type { JobObserver } from './metrics';
 import type { supply_workflows_v1 as pb } from '@supply/protos';
 import { timestamp, ZERO_COUNTS, type JobDoc, type Jobs, type SyncState } from './repository';
 
@@ -34,11 +35,15 @@ export function jobMessage(job: JobDoc): pb.Job {
 export class JobRecords {
   private readonly writes = new KeyedMutex();
 
-  constructor(readonly jobs: Jobs) {}
+  constructor(
+    readonly jobs: Jobs,
+    readonly observer?: JobObserver,
+  ) {}
 
   async create(input: { tenant: string; kind: string; principal: PrincipalContext; total: number; sync?: SyncState }): Promise<JobDoc> {
     const now = timestamp();
-    return this.jobs.insertOne({
+    const root = traceRoot();
+    const job = await this.jobs.insertOne({
       tenant: input.tenant,
       kind: input.kind,
       status: 'queued',
@@ -56,7 +61,10 @@ export class JobRecords {
       version: 0,
       parts: [],
       sync: input.sync ?? null,
+      ...(root && { trace_root: root }),
     });
+    this.observer?.started(job.kind);
+    return job;
   }
 
   /** The job for a token of the user who created it; anyone else learns nothing, not even that it exists. */

@@ -87,7 +87,13 @@ export interface JobDoc extends Doc {
   parts: string[];
   /** True once a `finished` event named the status; otherwise the status follows the counts. */
   status_reported?: boolean;
+  /** A `finished` event that came before all the parts it announced; applied when the last one is counted. */
+  pending_finish?: { status: string; message: string; parts: number } | null;
+  /** Set when the sweeper ended the job because its parts stopped moving: why, and the rows it counted failed for that. */
+  stalled?: { reason: string; failed: number } | null;
   sync: SyncState | null;
+  /** The span of the request that created the job (a `traceparent`), kept while tracing is on so parts sent later link to it. */
+  trace_root?: string;
 }
 
 export type Jobs = Collection<JobDoc>;

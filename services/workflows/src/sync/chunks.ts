@@ -217,7 +217,7 @@ export class ChunkProcessor {
     return resolved;
   }
 
-  private applyRows(ctx: LoadContext, rows: TxRow[], flags: { dry_run: boolean; refuse_creates: boolean; refuse_updates: boolean }): Promise<tx.ApplyResult> {
+  private applyRows(ctx: LoadContext, rows: TxRow[], flags: { dry_run: boolean; refuse_creates: boolean; refuse_updates: boolean; apply_id?: string }): Promise<tx.ApplyResult> {
     if (ctx.spec.entity === 'sales') {
       return this.clients.transactional.applySales({ load_id: ctx.load_id, rows: rows as tx.SalesRow[], ...flags }, ctx.call);
     }
@@ -263,32 +263,62 @@ export class ChunkProcessor {
     };
   }
 
-  /**
-   * Writes the rows the plan found valid. `resolved` comes from a plan made in the same
-   * delivery; a redelivery resolves the names again and keeps to the first plan's choice.
-   */
-  async apply(ctx: LoadContext, chunk: ChunkDoc, plan: ChunkPlan, resolved?: Map<number, ResolvedRow>): Promise<void> {
+  /** The rows the plan found valid, names resolved (again, on a redelivery). */
+  private async writesOf(ctx: LoadContext, chunk: ChunkDoc, plan: ChunkPlan, resolved?: Map<number, ResolvedRow>): Promise<ResolvedRow[]> {
     let rows = resolved;
     if (!rows) {
       const errors = new ChunkErrors();
       rows = await this.resolve(ctx, this.check(ctx, chunk, errors), errors);
     }
-    const writes = plan.outcomes.flatMap((outcome, i) => {
+    return plan.outcomes.flatMap((outcome, i) => {
       const row = outcome === 'invalid' ? undefined : rows.get(chunk.first_row + i);
       return row ? [row] : [];
     });
-    if (writes.length === 0) return;
+  }
+
+  private applyFlags(ctx: LoadContext, chunk: ChunkDoc, dryRun: boolean) {
+    return {
+      dry_run: dryRun,
+      refuse_creates: ctx.spec.entity === 'inventory' && !ctx.options.allow_record_creation,
+      refuse_updates: !ctx.options.allow_record_update,
+      // The chunk's id marks what it writes, so a repeat reports what the first attempt did.
+      apply_id: chunk._id,
+    };
+  }
+
+  /**
+   * Writes the rows the plan found valid and answers what the store did with them (for a
+   * redelivery: what the first attempt did). `resolved` comes from a plan made in the same
+   * delivery; a redelivery resolves the names again and keeps to the first plan's choice.
+   */
+  async apply(ctx: LoadContext, chunk: ChunkDoc, plan: ChunkPlan, resolved?: Map<number, ResolvedRow>): Promise<AppliedCounts> {
+    const writes = await this.writesOf(ctx, chunk, plan, resolved);
+    if (writes.length === 0) return { created: 0, updated: 0, unchanged: 0, rejected: 0 };
     const missing = writes.filter((w) => w.pair);
     if (missing.length > 0) {
       const ensured = await this.clients.reference.ensureItemCustomerGroups({ keys: missing.map((w) => w.pair!) }, ctx.call);
       missing.forEach((w, i) => ((w.row as tx.SalesRow).item_customer_group_id = ensured.ids[i]!));
     }
-    await this.applyRows(
-      ctx,
-      writes.map((w) => w.row),
-      { dry_run: false, refuse_creates: ctx.spec.entity === 'inventory' && !ctx.options.allow_record_creation, refuse_updates: !ctx.options.allow_record_update },
-    );
+    const result = await this.applyRows(ctx, writes.map((w) => w.row), this.applyFlags(ctx, chunk, false));
+    return { created: Number(result.created), updated: Number(result.updated), unchanged: Number(result.unchanged), rejected: Number(result.rejected) };
   }
+
+  /** What earlier attempts at this chunk committed, writing nothing (a chunk given up on may be part written). */
+  async committed(ctx: LoadContext, chunk: ChunkDoc, plan: ChunkPlan): Promise<AppliedCounts> {
+    // Rows of combinations not created yet cannot have been written.
+    const writes = (await this.writesOf(ctx, chunk, plan)).filter((w) => !w.pair);
+    if (writes.length === 0) return { created: 0, updated: 0, unchanged: 0, rejected: 0 };
+    const result = await this.applyRows(ctx, writes.map((w) => w.row), this.applyFlags(ctx, chunk, true));
+    return { created: Number(result.already_created), updated: Number(result.already_updated), unchanged: Number(result.already_unchanged), rejected: 0 };
+  }
+}
+
+/** What transactional did with a chunk's rows. */
+export interface AppliedCounts {
+  created: number;
+  updated: number;
+  unchanged: number;
+  rejected: number;
 }
 
 /** A plan's counts as the job shows them. */

@@ -5,7 +5,7 @@
  */
 import { parse, type Parser } from 'csv-parse';
 import { ValidationError } from '@supply/kit';
-import type { FileOptions } from './request';
+import { MAX_COLUMNS, type FileOptions } from './request';
 import type { EntitySpec } from './rows';
 
 export const fileError = (message: string) => new ValidationError({ file: [message] });
@@ -91,6 +91,7 @@ function looseName(cell: string): string {
  * the header: exactly the field names with `headers_match_exactly`, loosely otherwise.
  */
 export function columnsFor(spec: EntitySpec, header: string[], options: FileOptions): Array<string | null> {
+  if (header.length > MAX_COLUMNS) throw fileError(`The file's header row has ${header.length} columns; a file may have at most ${MAX_COLUMNS}.`);
   if (options.field_mappings) {
     if (options.field_mappings.length > header.length) {
       throw new ValidationError({

@@ -4,7 +4,7 @@
  * its scope lock and drops its staged rows. Every step checks the record first and is
  * safe to repeat, so running it again after a crash, or from the sweeper, does no harm.
  */
-import type { Bus, Logger } from '@supply/kit';
+import { jobRootHeaders, type Bus, type Logger } from '@supply/kit';
 import type { JobRecords } from '../jobs/records';
 import type { JobDoc, SyncPhase } from '../jobs/repository';
 import type { ScopeLocks } from './scope-locks';
@@ -49,11 +49,13 @@ export class Dispatcher {
   private async dispatch(job: JobDoc, phase: SyncPhase): Promise<void> {
     const step = STEP_OF[phase]!;
     const count = step === 'delete' ? 1 : job.sync!.chunks;
+    // Phases are dispatched by later events or the sweeper: the job's record names its root span.
+    const headers = jobRootHeaders(job.trace_root);
     for (let from = 0; from < count; from += SEND_WINDOW) {
       const sends: Promise<void>[] = [];
       for (let seq = from; seq < Math.min(count, from + SEND_WINDOW); seq++) {
         const message: ChunkMessage = { job_id: job._id, tenant: job.tenant, step, seq };
-        sends.push(this.bus.send(CHUNKS_QUEUE, message, { messageId: `${job._id}:${step}:${seq}` }));
+        sends.push(this.bus.send(CHUNKS_QUEUE, message, { messageId: `${job._id}:${step}:${seq}`, ...(headers && { headers }) }));
       }
       await Promise.all(sends);
     }

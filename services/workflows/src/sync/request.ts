@@ -3,12 +3,15 @@
  * `{mode, dry_run, scope, options, data}`, a legacy body `{arguments, payload}`, or the
  * form fields of a file import. Problems are 422 field errors named by request path.
  */
-import { ValidationError, type FieldErrors } from '@supply/kit';
+import { jsonTooDeep, MAX_JSON_DEPTH, ValidationError, fieldErrors, type FieldErrors } from '@supply/kit';
 import type { SyncOptions } from '../jobs/repository';
 import { MAX_NAME, SPECS, type Entity, type EntitySpec } from './rows';
 
 /** Rows one JSON request may carry; larger loads use several requests or a file import. */
 export const MAX_JSON_ROWS = 10_000;
+
+/** Columns a file may have, so `field_mappings` indexes stop below it. */
+export const MAX_COLUMNS = 256;
 
 export type Shape = 'sync' | 'legacy';
 
@@ -33,7 +36,7 @@ export interface FileOptions {
 export const DEFAULT_OPTIONS: SyncOptions = { allow_record_creation: true, allow_record_update: true, continue_on_error: false };
 
 class Errors {
-  readonly fields: FieldErrors = {};
+  readonly fields: FieldErrors = fieldErrors();
   add(path: string, message: string): void {
     (this.fields[path] ??= []).push(message);
   }
@@ -58,11 +61,14 @@ function fromJsonString(value: unknown): unknown {
   if (typeof value !== 'string') return value;
   const text = value.trim();
   if (!text.startsWith('{') && !text.startsWith('[')) return value;
+  let parsed: unknown;
   try {
-    return JSON.parse(text);
+    parsed = JSON.parse(text);
   } catch {
     return value;
   }
+  // Nested past the limit, it stays a string: the field then fails its type check.
+  return jsonTooDeep(parsed, MAX_JSON_DEPTH) ? value : parsed;
 }
 
 function readBoolean(errors: Errors, source: Record<string, unknown>, key: string, path: string, fallback: boolean, required = false): boolean {
@@ -92,7 +98,7 @@ function readScope(errors: Errors, spec: EntitySpec, raw: unknown): Record<strin
     else scope[field] = v;
   }
   for (const field of Object.keys(value)) {
-    if (!(field in spec.scope)) errors.add(`scope.${field}`, `The scope.${field} field is prohibited; a ${spec.entity} scope takes ${Object.keys(spec.scope).join(' and ')}.`);
+    if (!Object.hasOwn(spec.scope, field)) errors.add(`scope.${field}`, `The scope.${field} field is prohibited; a ${spec.entity} scope takes ${Object.keys(spec.scope).join(' and ')}.`);
   }
   return Object.keys(scope).length > 0 ? scope : null;
 }
@@ -180,12 +186,22 @@ function readMappings(errors: Errors, spec: EntitySpec, raw: unknown): Array<str
   if (value === undefined || value === null || value === '') return null;
   if (typeof value === 'string') value = value.split(',').map((s) => s.trim());
   if (isObject(value) && Object.keys(value).every((k) => /^\d+$/.test(k))) {
-    const list: unknown[] = [];
-    for (const [k, v] of Object.entries(value)) list[Number(k)] = v;
-    value = Array.from(list, (v) => v ?? null);
+    // Indexes are client numbers: check them before anything is sized by them.
+    const tooFar = Object.keys(value).filter((k) => k.length > 3 || Number(k) >= MAX_COLUMNS);
+    for (const k of tooFar.slice(0, 5)) {
+      errors.add(`field_mappings.${k.slice(0, 20)}`, `The field_mappings index must be below ${MAX_COLUMNS}, the most columns a file may have.`);
+    }
+    if (tooFar.length > 0) return null;
+    const list: Array<unknown> = Array.from({ length: Math.max(0, ...Object.keys(value).map(Number)) + 1 }, () => null);
+    for (const [k, v] of Object.entries(value)) list[Number(k)] = v ?? null;
+    value = list;
   }
   if (!Array.isArray(value)) {
     errors.add('field_mappings', 'The field_mappings field must be an array.');
+    return null;
+  }
+  if (value.length > MAX_COLUMNS) {
+    errors.add('field_mappings', `The field_mappings field must not have more than ${MAX_COLUMNS} items, the most columns a file may have.`);
     return null;
   }
   const seen = new Set<string>();

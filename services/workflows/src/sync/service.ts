@@ -5,11 +5,12 @@
  */
 import { createHash } from 'node:crypto';
 import { AppError, ValidationError, type CallContext, type Clients, type Logger, type PrincipalContext } from '@supply/kit';
+import { settleWithin } from '@supply/kit/bus/common';
 import { supply_workflows_v1 as pb } from '@supply/protos';
 import { mergeErrors } from '../jobs/fold';
 import { jobMessage, type JobRecords } from '../jobs/records';
 import type { JobDoc, SyncState } from '../jobs/repository';
-import { IdempotencyKeys, type Claim, type HeldClaim } from '../idempotency/keys';
+import { IdempotencyKeys, keyOwnerOf, type Claim, type HeldClaim } from '../idempotency/keys';
 import { KeyedMutex } from '../keyed-mutex';
 import { ChunkProcessor, planCounts, type LoadContext } from './chunks';
 import { columnsFor, CsvRecords, fileError } from './csv';
@@ -27,6 +28,13 @@ export interface SyncLimits {
 
 export const DEFAULT_LIMITS: SyncLimits = { activeJobsPerTenant: 5 };
 const SYNC_KINDS = ['sales_sync', 'inventory_sync'];
+/**
+ * How long an accepted load waits for its first phase to reach the bus before answering.
+ * The job record is the outbox: whatever is not on the bus by then is sent in the
+ * background and, failing that, by the sweeper, so a broker outage never turns an
+ * accepted load into a refusal (a retry of which would load it twice).
+ */
+const DISPATCH_WAIT_MS = 2_000;
 
 function principalOf(ctx: CallContext): PrincipalContext {
   if (!ctx.principal) throw new AppError('unauthenticated', 'This call needs the x-principal of the token it acts for.');
@@ -92,19 +100,20 @@ export class SyncService {
     }
     const { request, rows } = parseJsonLoad(entity, shape, body);
     const fingerprint = sha256('json', entity, shape, req.body_json);
-    const claim = req.idempotency_key ? await this.deps.keys.claim(tenant, req.idempotency_key, fingerprint) : null;
+    const claim = req.idempotency_key ? await this.deps.keys.claim(keyOwnerOf(ctx), req.idempotency_key, fingerprint) : null;
     if (claim?.kind === 'replay') return replayOf(claim.answer);
     const held = claim?.kind === 'claimed' ? claim : null;
     const stager = new Stager(this.deps.staging, tenant);
+    let answer: pb.SyncAnswer | null = null;
     try {
       await stager.begin();
       for (const row of rows) await stager.add(row);
       const staged = await stager.finish();
-      const answer = await this.conclude(ctx, tenant, principal, request, stager.upload, staged, null);
+      answer = await this.conclude(ctx, tenant, principal, request, stager.upload, staged, null);
       if (held) await this.deps.keys.complete(held, pb.SyncAnswer.toJSON(answer), fingerprint);
       return answer;
     } catch (err) {
-      await this.abandon(held, stager.upload);
+      await this.abandon(held, stager.upload, answer);
       throw err;
     }
   }
@@ -119,7 +128,7 @@ export class SyncService {
     if (!start) throw new AppError('invalid_argument', 'An import stream starts with a `start` message.');
     const entity = entityOf(start.entity);
     const shape = shapeOf(start.shape);
-    const claim: Claim | null = start.idempotency_key ? await this.deps.keys.claim(tenant, start.idempotency_key, null) : null;
+    const claim: Claim | null = start.idempotency_key ? await this.deps.keys.claim(keyOwnerOf(ctx), start.idempotency_key, null) : null;
     const held = claim?.kind === 'claimed' ? claim : null;
     // A key used before: read the request only to compare it with the first one.
     const checking = claim?.kind === 'check' ? claim : null;
@@ -128,6 +137,7 @@ export class SyncService {
     const fileHash = createHash('sha256');
     let header: string[] | null = null;
     let fields: unknown;
+    let answer: pb.SyncAnswer | null = null;
     const take = async (records: string[][]) => {
       for (const record of records) {
         if (header === null) header = record;
@@ -163,17 +173,25 @@ export class SyncService {
       const columns = columnsFor(request.spec, header, file);
       const staged = await stager!.finish();
       if (staged.rows === 0) throw fileError('The file has a header row but no data rows.');
-      const answer = await this.conclude(ctx, tenant, principal, request, stager!.upload, staged, columns);
+      answer = await this.conclude(ctx, tenant, principal, request, stager!.upload, staged, columns);
       if (held) await this.deps.keys.complete(held, pb.SyncAnswer.toJSON(answer), fingerprint);
       return answer;
     } catch (err) {
-      await this.abandon(held, stager?.upload ?? null);
+      await this.abandon(held, stager?.upload ?? null, answer);
       throw err;
     }
   }
 
-  private async abandon(held: HeldClaim | null, upload: string | null): Promise<void> {
+  /**
+   * A refused load frees its key and staging. Once a job exists (`answer` is set, only the
+   * key's completion failed) the key stays held, so a retry cannot start the load again.
+   */
+  private async abandon(held: HeldClaim | null, upload: string | null, answer: pb.SyncAnswer | null): Promise<void> {
     const log = (err: unknown) => this.deps.logger.error({ err }, 'cleaning up a refused load failed');
+    if (answer?.outcome?.$case === 'job') {
+      this.deps.logger.error({ job: answer.outcome.job.id }, 'a job was created but its answer could not be kept; the key stays held until it expires');
+      return;
+    }
     if (held) await this.deps.keys.release(held).catch(log);
     if (upload) {
       const staged = await this.deps.staging.uploads.findById(upload).catch(() => null);
@@ -338,8 +356,18 @@ export class SyncService {
         throw err;
       }
     }
-    await staging.uploads.updateOne({ _id: upload }, { $set: { state: 'committed', job_id: job._id } });
-    await dispatcher.act(job);
+    try {
+      await staging.uploads.updateOne({ _id: upload }, { $set: { state: 'committed', job_id: job._id } });
+    } catch (err) {
+      // Not accepted after all: no job may outlive the refusal, or the sweeper would run it.
+      if (replace) await locks.release(ScopeLocks.idOf(tenant, request.spec.entity, request.scope!), job._id).catch(() => undefined);
+      await jobs.jobs.deleteOne({ _id: job._id }).catch(() => undefined);
+      throw err;
+    }
+    const dispatching = dispatcher.act(job).catch((err: unknown) =>
+      this.deps.logger.warn({ err, job: job._id }, 'the first phase is not on the bus yet; the sweeper sends it'),
+    );
+    await settleWithin(dispatching, DISPATCH_WAIT_MS);
     this.deps.logger.info({ job: job._id, kind: job.kind, rows: staged.rows, chunks: staged.chunks, mode: request.mode }, 'sync accepted');
     return job;
   }

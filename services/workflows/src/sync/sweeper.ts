@@ -4,17 +4,28 @@
  *   (a process died between committing a job or a phase and sending its messages);
  * - chunk messages in the dead-letter queue whose job still waits for them are reported
  *   failed (a worker died during the last allowed delivery, so it could not report it);
+ * - a job whose record has not changed for the outage window (plus a grace) is ended, never
+ *   left running: its workers are gone or its parts were lost without a report;
  * - idempotency keys past their 24 hours and uploads abandoned half way are dropped.
  */
 import type { Bus, Logger } from '@supply/kit';
+import { unfinishedDelivery } from '@supply/kit/bus/common';
 import type { IdempotencyKeys } from '../idempotency/keys';
 import type { JobRecords } from '../jobs/records';
+import { endStalled } from '../jobs/fold';
 import { FINISHED, timestamp } from '../jobs/repository';
 import { CHUNKS_QUEUE, type ChunkMessage, type Dispatcher } from './dispatch';
 import { discardUpload, type Staging } from './staging';
 import type { ChunkWorker } from './worker';
 
 const SWEEP_INTERVAL_MS = 15_000;
+/** Beyond the outage window a job may sit still this much longer (at most), so a part retried until the window's end can still report. */
+const STALL_GRACE_MS = 60_000;
+
+/** How long a job may go without any change before the sweeper ends it. */
+export function stallAfterMs(outageWindowMs: number): number {
+  return outageWindowMs + Math.min(outageWindowMs, STALL_GRACE_MS);
+}
 /** An upload still receiving after this long lost its request. */
 const ABANDONED_UPLOAD_MS = 60 * 60 * 1000;
 
@@ -32,8 +43,20 @@ export class Sweeper {
       worker: ChunkWorker;
       bus: Bus;
       logger: Logger;
+      outageWindowMs: number;
+      /** The clock (epoch ms); tests pass their own. */
+      now?: () => number;
     },
   ) {}
+
+  private now(): number {
+    return (this.deps.now ?? Date.now)();
+  }
+
+  /** Short windows (tests, small deployments) are swept more often, so a stall ends soon after it is due. */
+  private interval(): number {
+    return Math.max(1_000, Math.min(SWEEP_INTERVAL_MS, Math.floor(this.deps.outageWindowMs / 4)));
+  }
 
   start(): void {
     this.stopped = false;
@@ -53,7 +76,7 @@ export class Sweeper {
         .catch((err: unknown) => this.deps.logger.warn({ err }, 'sweep failed; retrying later'))
         .finally(() => {
           this.running = null;
-          this.schedule(SWEEP_INTERVAL_MS);
+          this.schedule(this.interval());
         });
     }, ms);
     this.timer.unref();
@@ -69,13 +92,34 @@ export class Sweeper {
       if (this.stopped) return;
       const job = typeof body?.job_id === 'number' ? await jobs.jobs.findById(body.job_id) : null;
       if (job?.sync && !FINISHED.includes(job.status) && job.tenant === body.tenant) {
-        await worker.reportFailure(job, body, new Error('its last delivery did not finish'));
+        await worker.reportFailure(job, body, unfinishedDelivery());
       }
     }
-    await keys.sweep();
-    const cutoff = timestamp(new Date(Date.now() - ABANDONED_UPLOAD_MS));
+    await this.endStalled();
+    await keys.sweep(this.now());
+    const cutoff = timestamp(new Date(this.now() - ABANDONED_UPLOAD_MS));
     for (const upload of await staging.uploads.find({ state: 'receiving', updated_at: { $lt: cutoff } }, { limit: 100 })) {
       await discardUpload(staging, upload._id);
     }
+  }
+
+  /** Ends every unfinished job that has not changed for stallAfterMs, then lets its sync clean up. */
+  async endStalled(): Promise<number> {
+    const { jobs, dispatcher, logger } = this.deps;
+    const idleMs = stallAfterMs(this.deps.outageWindowMs);
+    const now = this.now();
+    const cutoff = timestamp(new Date(now - idleMs));
+    let ended = 0;
+    const stale = await jobs.jobs.find({ status: { $in: ['queued', 'running'] }, updated_at: { $lt: cutoff } }, { sort: [['_id', 1]], limit: 500 });
+    for (const candidate of stale) {
+      if (this.stopped) break;
+      const { job, changed } = await jobs.update(candidate._id, (current) => endStalled(current, cutoff, timestamp(new Date(now)), idleMs));
+      if (!job || !changed) continue;
+      ended++;
+      logger.warn({ job: job._id, kind: job.kind, status: job.status, idle_ms: idleMs }, 'job stalled; ended');
+      jobs.observer?.finished(job);
+      await dispatcher.act(job);
+    }
+    return ended;
   }
 }

@@ -2,13 +2,14 @@
  * The sync worker: takes chunk messages off the bus, does the step, and reports it as a
  * job event. Delivery is at least once; every step is idempotent: the plan of a chunk is
  * kept from its first attempt, applying rows already applied changes nothing, and the
- * fold counts each chunk once. A chunk that fails on its last allowed delivery is
- * reported failed before the bus dead-letters it.
+ * fold counts each chunk once. A chunk the bus gives up on (a permanent failure on its
+ * last allowed delivery, or a dependency down for the whole outage window) is reported
+ * failed, with its rows and a reason fit for the client, before it is dead-lettered.
  */
-import type { Bus, Clients, Delivery, Logger } from '@supply/kit';
-import { DEFAULT_MAX_DELIVERIES } from '@supply/kit/bus/common';
+import { currentContext, type Bus, type Clients, type Delivery, type Logger, type Metrics } from '@supply/kit';
+import { failureReason } from '@supply/kit/failures';
 import { JOB_EVENTS_QUEUE, type SyncJobEvent } from '../jobs/fold';
-import type { JobDoc, Jobs } from '../jobs/repository';
+import type { JobCounts, JobDoc, Jobs } from '../jobs/repository';
 import { ChunkProcessor, planCounts, type LoadContext, type PlannedChunk } from './chunks';
 import type { ChunkMessage } from './dispatch';
 import { SPECS } from './rows';
@@ -18,6 +19,8 @@ import { CHUNK_ROWS, chunkId, keepFirstPlan, type ChunkDoc, type Staging } from 
 const CHUNK_CALL_DEADLINE_MS = 60_000;
 /** Deleting what a replace did not load may cover a large scope (the service deletes in batches). */
 const DELETE_DEADLINE_MS = 600_000;
+/** Asking what a failed chunk committed must not hold up its dead-lettering for long. */
+const REPORT_DEADLINE_MS = 5_000;
 
 export function loadIdOf(jobId: number): string {
   return `job:${jobId}`;
@@ -33,7 +36,8 @@ export function loadContextOf(job: JobDoc): LoadContext {
     options: sync.options,
     rows_path: sync.rows_path,
     columns: sync.columns,
-    call: { context: { requestId: `job-${job._id}`, tenant: job.tenant }, deadlineMs: CHUNK_CALL_DEADLINE_MS },
+    // The request that started the job, when the bus carried it here; the job id otherwise.
+    call: { context: { requestId: currentContext()?.requestId ?? `job-${job._id}`, tenant: job.tenant }, deadlineMs: CHUNK_CALL_DEADLINE_MS },
   };
 }
 
@@ -45,8 +49,10 @@ export class ChunkWorker {
     private readonly clients: Clients,
     private readonly bus: Bus,
     private readonly logger: Logger,
-    private readonly maxDeliveries = DEFAULT_MAX_DELIVERIES,
-  ) {}
+    private readonly metrics?: Metrics,
+  ) {
+    for (const spec of Object.values(SPECS)) metrics?.expectParts(spec.jobKind);
+  }
 
   readonly handle = async (message: ChunkMessage, delivery: Delivery): Promise<void> => {
     const job = await this.jobs.findById(message.job_id);
@@ -58,9 +64,18 @@ export class ChunkWorker {
     try {
       await this.run(job, message);
     } catch (err) {
-      if (delivery.deliveryCount >= this.maxDeliveries) await this.reportFailure(job, message, err);
+      this.metrics?.partFailed(job.kind, delivery, err);
       throw err;
     }
+  };
+
+  /** The bus is about to dead-letter a chunk message: its job hears why. */
+  readonly deadLettered = async (body: unknown, _delivery: Delivery, err: unknown): Promise<void> => {
+    const message = body as Partial<ChunkMessage> | null;
+    if (typeof message?.job_id !== 'number' || typeof message.seq !== 'number') return;
+    const job = await this.jobs.findById(message.job_id);
+    if (!job?.sync || job.tenant !== message.tenant || job.sync.phase === 'done') return;
+    await this.reportFailure(job, message as ChunkMessage, err);
   };
 
   private async chunk(job: JobDoc, seq: number): Promise<ChunkDoc> {
@@ -98,8 +113,10 @@ export class ChunkWorker {
       await this.send({ ...base, type: 'chunk_validated', seq: message.seq, rows, invalid_rows: invalid, errors: plan.errors, errors_count: plan.errors_count });
       return;
     }
-    await this.processor.apply(ctx, chunk, plan, planned?.resolved);
-    const counts = planCounts(plan);
+    const done = await this.processor.apply(ctx, chunk, plan, planned?.resolved);
+    // What the store did (a redelivery: what the first attempt did), so the job counts what is stored.
+    const invalid = planCounts(plan).failed;
+    const counts = { created: done.created, updated: done.updated, unchanged: done.unchanged, failed: invalid + done.rejected };
     // All-or-nothing loads reported their errors when validating; a load in one pass reports them now.
     const reportErrors = message.step === 'load';
     await this.send({
@@ -114,6 +131,21 @@ export class ChunkWorker {
   }
 
   /** Replace: counts what is to go before deleting it, once, so a repeated step reports the first count. */
+  /** Rows of the chunk earlier attempts wrote, or null when that cannot be known now. */
+  private async committedBefore(job: JobDoc, seq: number): Promise<JobCounts | null> {
+    try {
+      const chunk = await this.chunk(job, seq);
+      const plan = await this.staging.plans.findById(chunk._id);
+      if (!plan) return null;
+      const ctx = loadContextOf(job);
+      const found = await this.processor.committed({ ...ctx, call: { ...ctx.call, deadlineMs: REPORT_DEADLINE_MS } }, chunk, plan);
+      return { created: found.created, updated: found.updated, unchanged: found.unchanged, deleted: 0, failed: 0 };
+    } catch (err) {
+      this.logger.warn({ err, job: job._id, seq }, 'could not learn what a failed chunk committed; counting it failed');
+      return null;
+    }
+  }
+
   private async deleteOutsideLoad(job: JobDoc, ctx: LoadContext): Promise<number> {
     const sync = job.sync!;
     const scope = sync.scope_ids ?? {};
@@ -139,12 +171,18 @@ export class ChunkWorker {
     return planned;
   }
 
-  /** Tells the job a step will not happen (its message is going to the dead-letter queue). */
+  /**
+   * Tells the job a step will not happen (its message is going to the dead-letter queue).
+   * A load step may have been committed in part by an earlier attempt: when transactional
+   * can tell, those rows are counted as applied and only the rest as failed.
+   */
   async reportFailure(job: JobDoc, message: ChunkMessage, err: unknown): Promise<void> {
     // From the load's size, not the chunk: a poison chunk may be unreadable.
     const first = message.seq * CHUNK_ROWS;
     const rows = message.step === 'delete' ? 0 : Math.max(0, Math.min(CHUNK_ROWS, job.progress.total - first));
-    const reason = err instanceof Error ? err.message : String(err);
+    const reason = failureReason(err);
+    this.logger.error({ err, job: job._id, seq: message.seq, step: message.step }, 'chunk failed on its last delivery');
+    const committed = message.step === 'load' || message.step === 'apply' ? await this.committedBefore(job, message.seq) : null;
     const event: SyncJobEvent = {
       job_id: job._id,
       tenant: job.tenant,
@@ -152,10 +190,12 @@ export class ChunkWorker {
       seq: message.seq,
       step: message.step,
       rows,
+      ...(message.step === 'delete' ? {} : { first_row: first }),
+      ...(committed ? { committed } : {}),
       message:
         message.step === 'delete'
-          ? `Deleting the records outside the load failed ${this.maxDeliveries} times and went to the dead-letter queue: ${reason}.`
-          : `Chunk ${message.seq} (rows ${first}-${first + Math.max(0, rows - 1)}) failed ${this.maxDeliveries} times and went to the dead-letter queue: ${reason}.`,
+          ? `Deleting the records outside the load did not happen: ${reason}. It went to the dead-letter queue.`
+          : `Chunk ${message.seq} (rows ${first}-${first + Math.max(0, rows - 1)}) was not ${message.step === 'validate' ? 'validated' : 'loaded'}: ${reason}. It went to the dead-letter queue.`,
     };
     await this.send(event).catch((sendErr: unknown) => this.logger.error({ err: sendErr, job: job._id }, 'reporting a failed chunk failed'));
   }

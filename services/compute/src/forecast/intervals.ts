@@ -1,0 +1,116 @@
+/**
+ * Prediction intervals: the h-step error spread of simple exponential smoothing
+ * on the (seasonally adjusted) history gives the shape over the horizon, and the
+ * chosen method's own rolling-origin errors calibrate its width (split conformal
+ * on errors scaled by that shape), so every method gets intervals, combinations
+ * included.
+ */
+import type { SeasonalAdjustment } from './seasonality';
+import { fitSimpleSmoothing } from './ses';
+
+export const INTERVAL_LEVELS = [80, 95] as const;
+
+/** Standard normal quantiles of the two-sided 80% and 95% intervals. */
+export const NORMAL_QUANTILE: Readonly<Record<(typeof INTERVAL_LEVELS)[number], number>> = { 80: 1.2816, 95: 1.96 };
+
+export interface PredictionIntervals {
+  lo80: number[];
+  hi80: number[];
+  lo95: number[];
+  hi95: number[];
+}
+
+/** Per-position standard deviation of forecast errors, before calibration. */
+export interface ErrorShape {
+  /** Standard deviation of the error of a forecast made `step` (1-based) periods ahead of a period at `position`. */
+  sd(step: number, position: number): number;
+}
+
+/**
+ * SES error variance sigma^2 (1 + (h - 1) alpha^2) on the adjusted series, put
+ * back on the scale of the season for multiplicative decomposition.
+ */
+export function errorShape(adjustment: SeasonalAdjustment): ErrorShape {
+  const data = adjustment.adjusted;
+  const fit = fitSimpleSmoothing(data);
+  let sigma = data.length > 1 ? Math.sqrt(fit.sse / data.length) : 0;
+  if (!(sigma > 0)) {
+    // A perfectly smooth history still gets a spread: the mean absolute change, else a sliver of its level.
+    let change = 0;
+    for (let t = 1; t < data.length; t++) change += Math.abs(data[t] - data[t - 1]);
+    const level = data.length > 0 ? Math.abs(data.reduce((a, b) => a + b, 0) / data.length) : 0;
+    sigma = data.length > 1 && change > 0 ? change / (data.length - 1) : 1e-3 * level;
+  }
+  const alpha2 = fit.alpha * fit.alpha;
+  const multiplicative = adjustment.seasonal && adjustment.kind === 'multiplicative';
+  return {
+    sd(step, position) {
+      const base = sigma * Math.sqrt(1 + (step - 1) * alpha2);
+      return multiplicative ? base * adjustment.indices[position % adjustment.period] : base;
+    },
+  };
+}
+
+/** Holdout errors (actual - forecast) of one method, one row per forecast origin. */
+export interface HoldoutErrors {
+  /** Training length of each origin, i.e. the position of its first forecast. */
+  cuts: readonly number[];
+  errors: readonly (readonly number[])[];
+}
+
+/** Fewer scaled errors than this give no reliable tail quantile; the normal one is used instead. */
+const MIN_CONFORMAL_POINTS = 8;
+
+/**
+ * Quantile multipliers for the 80% and 95% intervals: the split-conformal quantile
+ * of |error| / shape over the holdout. The 95% one rests on the two or three
+ * largest errors, so it is never narrower than the normal quantile.
+ */
+export function intervalMultipliers(shape: ErrorShape, holdout: HoldoutErrors | null): Record<80 | 95, number> {
+  const ratios: number[] = [];
+  if (holdout) {
+    holdout.cuts.forEach((cut, o) => {
+      holdout.errors[o].forEach((e, j) => {
+        const sd = shape.sd(j + 1, cut + j);
+        if (sd > 0 && Number.isFinite(e)) ratios.push(Math.abs(e) / sd);
+      });
+    });
+  }
+  const result = { 80: NORMAL_QUANTILE[80], 95: NORMAL_QUANTILE[95] };
+  if (ratios.length < MIN_CONFORMAL_POINTS) return result;
+  ratios.sort((a, b) => a - b);
+  const n = ratios.length;
+  for (const level of INTERVAL_LEVELS) {
+    const rank = Math.min(n, Math.ceil(((n + 1) * level) / 100));
+    result[level] = level === 95 ? Math.max(NORMAL_QUANTILE[95], ratios[rank - 1]) : ratios[rank - 1];
+  }
+  return result;
+}
+
+/**
+ * Intervals around a point forecast that starts right after `historyLength`
+ * points; clipped at zero for non-negative data, and always containing the point.
+ */
+export function predictionIntervals(
+  forecast: readonly number[],
+  historyLength: number,
+  shape: ErrorShape,
+  multipliers: Record<80 | 95, number>,
+  nonNegative: boolean,
+): PredictionIntervals {
+  const out: PredictionIntervals = { lo80: [], hi80: [], lo95: [], hi95: [] };
+  forecast.forEach((f, j) => {
+    const sd = shape.sd(j + 1, historyLength + j);
+    for (const level of INTERVAL_LEVELS) {
+      let lo = f - multipliers[level] * sd;
+      let hi = f + multipliers[level] * sd;
+      if (nonNegative) {
+        lo = Math.max(0, lo);
+        hi = Math.max(0, hi);
+      }
+      out[`lo${level}`].push(Math.min(lo, f));
+      out[`hi${level}`].push(Math.max(hi, f));
+    }
+  });
+  return out;
+}
