@@ -1,6 +1,6 @@
-import { adaptService, AppError, type Bus, type Logger, type ServiceModule } from '@supply/kit';
+import { adaptService, AppError, type ServiceModule } from '@supply/kit';
 import { supply_tokens_v1 } from '@supply/protos';
-import { ACCESS_CHANGED, TOKEN_REVOKED, type IdentityEvents } from './events';
+import { busEvents } from './broadcasts';
 import { exchangeCredentials } from './legacy/exchange';
 import { openIdentityStore } from './repository';
 import { seedDemoIdentity } from './seed/demo';
@@ -14,20 +14,6 @@ import { openUsageStore } from './usage/repository';
 import { getCredits, getUsage, resetCreditBalance, startUsageFolding, type UsageDeps } from './usage/service';
 import { createUser, requireUser, updateUser } from './users/service';
 
-/**
- * Publishes each change and waits for the bus to take it; a bus failure is logged, not
- * fatal, because the gateways' short cache TTL still bounds how long a stale entry lives.
- */
-function busEvents(bus: Bus, logger: Logger): IdentityEvents {
-  const publish = async (topic: string, event: object) => {
-    await bus.publish(topic, event).catch((err: unknown) => logger.error({ err, topic }, 'identity event not published'));
-  };
-  return {
-    tokenRevoked: (event) => publish(TOKEN_REVOKED, event),
-    accessChanged: (event) => publish(ACCESS_CHANGED, event),
-  };
-}
-
 /** Tokens service: tenants, users, module levels, API tokens and page sessions (its own database `tokens`). */
 export const tokensModule: ServiceModule = {
   name: 'tokens',
@@ -36,7 +22,8 @@ export const tokensModule: ServiceModule = {
     const store = await openStore('tokens');
     const identity = await openIdentityStore(store);
     const [messages, attempts] = await Promise.all([bus(), meter()]);
-    const events = busEvents(messages, logger);
+    const broadcasts = await busEvents(messages, logger);
+    const events = broadcasts.events;
     const now = () => config.now();
     const usage: UsageDeps = { identity, ledger: new UsageLedger(await openUsageStore(store)), meter: attempts, now };
     let stopFolding: (() => Promise<void>) | undefined;
@@ -89,6 +76,7 @@ export const tokensModule: ServiceModule = {
       },
       async stop() {
         await stopFolding?.();
+        await broadcasts.close();
       },
       async health() {
         const ok = await store.ping().then(() => true, () => false);

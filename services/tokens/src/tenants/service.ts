@@ -1,10 +1,9 @@
-import { ConflictError, NotFoundError, ValidationError, type FieldErrors } from '@supply/kit';
+import { ConflictError, NotFoundError, TENANT_SLUG, ValidationError, fieldErrors, type FieldErrors } from '@supply/kit';
 import type { supply_tokens_v1 } from '@supply/protos';
 import type { IdentityEvents } from '../events';
 import { DEFAULT_LIMITS, type TenantRecord } from '../records';
 import type { IdentityStore } from '../repository';
 
-const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/;
 /** First path segments the gateway serves outside any tenant. */
 const RESERVED_SLUGS = new Set(['healthz', 'readyz', 'openapi.json', 'problems', 'assets', 'api', 'login', 'logout']);
 
@@ -30,7 +29,7 @@ export async function createTenant(
   req: supply_tokens_v1.CreateTenantRequest,
   now: Date,
 ): Promise<supply_tokens_v1.Tenant> {
-  if (!SLUG.test(req.slug) || RESERVED_SLUGS.has(req.slug)) {
+  if (!TENANT_SLUG.test(req.slug) || RESERVED_SLUGS.has(req.slug)) {
     throw new ValidationError({
       slug: ['The slug must be 1 to 63 lower-case letters, digits or dashes, start with a letter or digit, and not be reserved.'],
     });
@@ -53,7 +52,7 @@ export async function updateTenant(
   events: IdentityEvents,
   req: supply_tokens_v1.UpdateTenantRequest,
 ): Promise<supply_tokens_v1.Tenant> {
-  const fields: FieldErrors = {};
+  const fields: FieldErrors = fieldErrors();
   const set: Partial<TenantRecord> = {};
   if (req.name !== undefined) {
     if (!req.name.trim() || req.name.length > 255) fields.name = ['The name must be 1 to 255 characters.'];

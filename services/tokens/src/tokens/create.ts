@@ -1,4 +1,4 @@
-import { AppError, ValidationError, type FieldErrors } from '@supply/kit';
+import { AppError, ValidationError, fieldErrors, type FieldErrors } from '@supply/kit';
 import type { supply_tokens_v1 } from '@supply/protos';
 import type { IdentityStore } from '../repository';
 import type { TokenRecord, UserRecord } from '../records';
@@ -37,7 +37,7 @@ type TokenRequest = { name: string; scopes: string[]; expires_at: string };
 
 /** Validates a token request as the 422 body reports it: name, scopes, expiry. */
 export function validateTokenRequest(req: TokenRequest, now: Date): { expiresAt: string | null } {
-  const fields: FieldErrors = {};
+  const fields: FieldErrors = fieldErrors();
   const add = (k: string, m: string) => (fields[k] ??= []).push(m);
   if (!req.name.trim()) add('name', 'The name field is required.');
   else if (req.name.length > 255) add('name', 'The name field must not be greater than 255 characters.');

@@ -1,4 +1,4 @@
-import { AppError, isAppError, ValidationError, type Bus, type FieldErrors, type Logger, type Meter } from '@supply/kit';
+import { AppError, isAppError, ValidationError, type Bus, fieldErrors, type FieldErrors, type Logger, type Meter } from '@supply/kit';
 import type { supply_tokens_v1 } from '@supply/protos';
 import type { IdentityStore } from '../repository';
 import { requireTenant } from '../tenants/service';
@@ -42,7 +42,7 @@ export async function getCredits(deps: UsageDeps, tenant: string, req: supply_to
 }
 
 export async function getUsage(deps: UsageDeps, tenant: string, req: supply_tokens_v1.GetUsageRequest): Promise<supply_tokens_v1.UsageReport> {
-  const fields: FieldErrors = {};
+  const fields: FieldErrors = fieldErrors();
   if (!isDay(req.from)) fields.from = ['The from field must be a date as YYYY-MM-DD.'];
   if (!isDay(req.to)) fields.to = ['The to field must be a date as YYYY-MM-DD.'];
   const unknown = req.group_by.filter((g) => !(USAGE_GROUPS as readonly string[]).includes(g));

@@ -1,4 +1,4 @@
-import { ConflictError, NotFoundError, ValidationError, type FieldErrors } from '@supply/kit';
+import { ConflictError, NotFoundError, ValidationError, fieldErrors, type FieldErrors } from '@supply/kit';
 import type { supply_tokens_v1 } from '@supply/protos';
 import type { IdentityEvents } from '../events';
 import { LEVELS, PERMISSION_MODULES, type Level, type PermissionModule, type UserRecord } from '../records';
@@ -57,7 +57,7 @@ export async function createUser(
   req: supply_tokens_v1.CreateUserRequest,
   now: Date,
 ): Promise<supply_tokens_v1.User> {
-  const fields: FieldErrors = {};
+  const fields: FieldErrors = fieldErrors();
   const email = req.email.trim().toLowerCase();
   if (!EMAIL.test(email)) fields.email = ['The email field must be a valid email address.'];
   checkPassword(req.password, fields);
@@ -88,7 +88,7 @@ export async function updateUser(
   req: supply_tokens_v1.UpdateUserRequest,
   now: Date,
 ): Promise<supply_tokens_v1.User> {
-  const fields: FieldErrors = {};
+  const fields: FieldErrors = fieldErrors();
   const levels = parseLevels(req.levels, fields);
   if (req.password !== undefined) checkPassword(req.password, fields);
   if (Object.keys(fields).length) throw new ValidationError(fields);
