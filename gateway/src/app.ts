@@ -1,18 +1,23 @@
-import { randomUUID } from 'node:crypto';
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import helmet from 'helmet';
-import { runWithContext, type Logger } from '@supply/kit';
-import { errorHandler, problem } from './http/errors';
+import type { Logger, Metrics } from '@supply/kit';
+import { acceptsOf, assertBodyType, bodyChecked, decodablePath, encodingChecked, possibleTenant, queryKeysChecked, verifyFormKeys } from './http/edge';
+import { DEFAULT_RETRY_AFTER_SECONDS, errorHandler, problem } from './http/errors';
 import { replayRoute, type GatewayIdempotency, type Keyed } from './http/idempotency';
+import { legacyPassthrough } from './http/legacy-proxy';
 import { buildOpenApi } from './http/openapi';
-import { PROBLEMS, type ProblemSlug } from './http/problems';
+import { observeRequests } from './http/observe';
 import { envelope, parseInput, type RouteDef } from './http/routes';
+import { compressAnswers, corsFor } from './http/transport';
+import { docsPages } from './web/docs';
 
 /** Runs before a route's handler: authentication and the two gates (before validation), or metering (after it). */
 export type Guard = (route: RouteDef, req: Request, res: Response) => Promise<void>;
 
 export interface AppOptions {
   logger: Logger;
+  /** HTTP families of the process registry; absent in tests that need none. */
+  metrics?: Metrics;
   routes: RouteDef[];
   guard: Guard;
   /** Runs after validation, so a request refused by the guard or by validation never spends. */
@@ -21,16 +26,22 @@ export interface AppOptions {
   refund?: Guard;
   /** Keeps the Idempotency-Key of routes declaring `idempotency: 'gateway'` (http/idempotency.ts). */
   idempotency?: GatewayIdempotency;
-  /** Every dependency's readiness, by name. */
+  /** What this process needs to serve, by name: all true makes /readyz 200. */
   readiness(): Promise<Record<string, boolean>>;
+  /** Peer services in other processes, reported on /readyz but not deciding it (their routes answer 503 meanwhile). */
+  peers?(): Promise<Record<string, boolean>>;
   bodyLimitKb: number;
   /** JSON bodies are small; files stream through their own parser. */
   jsonLimitKb?: number;
+  /** Browser origins allowed cross-origin (CORS off when unset or empty), and how long a preflight is cached. */
+  cors?: { origins: readonly string[]; maxAgeSeconds: number };
+  /** Smallest answer compressed (bytes); unset: 1024. */
+  compressionThresholdBytes?: number;
+  /** Forwards API requests no route takes to the previous deployment (http/legacy-proxy.ts). */
+  legacyUpstream?: { url: string; timeoutMs: number };
   /** Server-rendered pages (login, API Access), with their own HTML errors. */
   pages?: RequestHandler;
 }
-
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export function createApp(opts: AppOptions): Express {
   const app = express();
@@ -38,52 +49,46 @@ export function createApp(opts: AppOptions): Express {
   app.set('query parser', 'extended');
   app.set('trust proxy', 'loopback');
 
-  app.use((req: Request, res: Response, next: NextFunction) => {
-    const incoming = req.get('X-Request-Id');
-    const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    res.locals.requestId = requestId;
-    res.setHeader('X-Request-Id', requestId);
-    runWithContext({ requestId }, next);
-  });
+  app.use(observeRequests({ logger: opts.logger, metrics: opts.metrics }));
+  app.use(decodablePath, queryKeysChecked);
   app.use(
     helmet({
       contentSecurityPolicy: { directives: { 'script-src': ["'self'"], 'style-src': ["'self'", "'unsafe-inline'"] } },
     }),
   );
 
+  if (opts.cors && opts.cors.origins.length > 0) app.use(corsFor(opts.cors.origins, opts.cors.maxAgeSeconds));
+  app.use(compressAnswers(opts.compressionThresholdBytes ?? 1024));
+
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
   app.get('/readyz', async (_req, res) => {
-    const checks = await opts.readiness();
+    const [checks, services] = await Promise.all([opts.readiness(), opts.peers?.()]);
     const ready = Object.values(checks).every(Boolean);
-    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks });
+    if (!ready) res.setHeader('Retry-After', String(DEFAULT_RETRY_AFTER_SECONDS));
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks, ...(services && { services }) });
   });
-  const openapi = buildOpenApi(opts.routes, { title: 'Supply Planning Service API', version: '1.0.0' });
+  const openapi = buildOpenApi(opts.routes);
   app.get('/openapi.json', (_req, res) => {
     res.json(openapi);
   });
-  app.get('/problems/:slug', (req, res, next) => {
-    const slug = req.params.slug as ProblemSlug;
-    if (!(slug in PROBLEMS)) return next();
-    const { status, title } = PROBLEMS[slug];
-    res.type('text/html').send(
-      `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head>` +
-        `<body><h1>${title}</h1><p>HTTP status ${status}. Problem type <code>/problems/${slug}</code> of the Supply Planning Service API.</p></body></html>`,
-    );
-  });
+  app.use(docsPages());
 
+  // Every other path starts with a tenant (API routes and pages alike).
+  app.use(possibleTenant);
   if (opts.pages) app.use(opts.pages);
 
   const jsonLimit = `${opts.jsonLimitKb ?? opts.bodyLimitKb}kb`;
   const parsers = {
     json: express.json({ limit: jsonLimit }),
-    form: express.urlencoded({ extended: true, limit: jsonLimit }),
+    form: express.urlencoded({ extended: true, limit: jsonLimit, verify: verifyFormKeys }),
   };
   const bodyParsersFor = (route: RouteDef) => {
-    const accepts = route.accepts ?? (route.method === 'get' || route.method === 'delete' ? 'none' : 'json');
+    const accepts = acceptsOf(route);
     const list = [];
-    if (accepts.includes('json')) list.push(parsers.json);
+    if (accepts.includes('json') || accepts.includes('form')) list.push(encodingChecked);
+    if (accepts.includes('json')) list.push(parsers.json, bodyChecked);
     if (accepts.includes('form')) list.push(parsers.form);
     return list;
   };
@@ -95,6 +100,7 @@ export function createApp(opts: AppOptions): Express {
       route.path,
       (_req: Request, res: Response, next: NextFunction) => {
         res.locals.dialect = route.dialect;
+        res.locals.route = route;
         next();
       },
       ...bodyParsersFor(route),
@@ -104,10 +110,11 @@ export function createApp(opts: AppOptions): Express {
         let claimed: Extract<Keyed, { kind: 'claimed' }> | null = null;
         try {
           await opts.guard(route, req, res);
+          assertBodyType(acceptsOf(route), req);
           const query = parseInput(route.query, req.query);
           const body = route.body ? parseInput(route.body, req.body) : {};
           // After validation, before metering: see http/idempotency.ts.
-          const keyed = (await opts.idempotency?.begin(route, req)) ?? null;
+          const keyed = (await opts.idempotency?.begin(route, req, res)) ?? null;
           if (keyed?.kind === 'replay') {
             await opts.meter?.(replayRoute(route), req, res);
             opts.idempotency!.replay(res, keyed.answer);
@@ -142,6 +149,8 @@ export function createApp(opts: AppOptions): Express {
       },
     );
   }
+  // Before the 405s: a method this service lacks on a known path may be one the old deployment has.
+  if (opts.legacyUpstream) app.use(legacyPassthrough({ upstream: opts.legacyUpstream.url, timeoutMs: opts.legacyUpstream.timeoutMs, logger: opts.logger }));
   // A known path with another method: 405 and the methods it does take.
   for (const [path, methods] of methodsByPath) {
     const allow = [...methods, ...(methods.has('GET') ? ['HEAD'] : [])].join(', ');

@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { AppError, currentContext, type PrincipalContext } from '@supply/kit';
+import { AppError, type PrincipalContext, type RequestContext } from '@supply/kit';
 import { parseToken } from '@supply/tokens/tokens/token-string';
 import { problem } from '../http/errors';
 import type { RouteDef } from '../http/routes';
@@ -69,7 +69,8 @@ export function createGuard(deps: GuardDeps): Guard {
     // A cached principal may have expired since it was stored.
     if (principal.expires_at && Date.parse(principal.expires_at) <= deps.now().getTime()) throw unauthenticated();
     res.locals.principal = principal;
-    const ctx = currentContext();
+    // The request's own context, never whatever is ambient here: every call made for it then acts for this principal.
+    const ctx = res.locals.context as RequestContext | undefined;
     if (ctx) {
       ctx.tenant = principal.tenant;
       ctx.principal = principalContextOf(principal);

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { AppError, isAppError, summarizeFieldErrors, type FieldErrors, type Logger } from '@supply/kit';
+import { AppError, isAppError, summarizeFieldErrors, ValidationError, type FieldErrors, type Logger } from '@supply/kit';
 import { PROBLEM_OF_CODE, PROBLEMS, type ProblemSlug } from './problems';
 import type { Dialect } from './routes';
 
@@ -9,15 +9,39 @@ export function problem(slug: ProblemSlug, detail: string, extra: { headers?: Re
   return new AppError(code, detail, { problem: slug, ...extra });
 }
 
+/** 415 for a Content-Encoding this API does not undo, on every body-reading route. */
+export function unsupportedEncoding(encoding: string): AppError {
+  return problem('unsupported-media-type', `The request body's Content-Encoding ${encoding.slice(0, 100)} is not one this API reads (gzip, deflate, br or identity).`);
+}
+
 /** Express and body-parser failures, and anything unexpected, as AppErrors. */
-function normalize(err: unknown): AppError {
+export function normalize(err: unknown, req: Request): AppError {
   if (isAppError(err)) return err;
-  const e = err as { type?: string; status?: number; message?: string };
+  // The router decoding a path parameter such as `/items/%ff`.
+  if (err instanceof URIError) return problem('bad-request', 'The request path holds a malformed percent-escape (each % must start a UTF-8 byte like %2F).');
+  const e = err as { type?: string; status?: number; message?: string; field?: string };
+  if (e?.type === 'form.proto.key') return new ValidationError({ [String(e.field)]: [`The ${e.field} field is prohibited.`] });
   if (e?.type === 'entity.too.large') return problem('payload-too-large', 'The request body is larger than this endpoint accepts.');
-  if (e?.type === 'entity.parse.failed') return problem('bad-request', 'The request body is not valid JSON.');
-  if (e?.type === 'charset.unsupported' || e?.type === 'encoding.unsupported') return problem('unsupported-media-type', String(e.message));
+  if (e?.type === 'entity.parse.failed') {
+    return problem('bad-request', req.is('application/json') ? 'The request body is not valid JSON.' : 'The request body cannot be parsed as its Content-Type.');
+  }
+  if (e?.type === 'encoding.unsupported') return unsupportedEncoding(req.get('Content-Encoding') ?? '');
+  if (e?.type === 'charset.unsupported') return problem('unsupported-media-type', String(e.message));
+  // Any other body-reading failure (a gzip/deflate/br body that is not so encoded, a short body).
+  if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) {
+    const encoding = req.get('Content-Encoding');
+    return problem(
+      'bad-request',
+      encoding && !/^identity$/i.test(encoding)
+        ? `The request body is not valid ${encoding.toLowerCase()} data, as its Content-Encoding says it is.`
+        : 'The request body could not be read.',
+    );
+  }
   return new AppError('internal', 'Internal server error.', { cause: err });
 }
+
+/** Seconds a client should wait after a 503/504 that names no time of its own. */
+export const DEFAULT_RETRY_AFTER_SECONDS = 5;
 
 /** A client that neither accepts JSON nor says it is XHR gets the login redirect instead of a 401 body. */
 function wantsJson(req: Request): boolean {
@@ -31,13 +55,19 @@ function wantsJson(req: Request): boolean {
  */
 export function errorHandler(logger: Logger) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
-    const appError = normalize(err);
+    const appError = normalize(err, req);
     const dialect: Dialect = res.locals.dialect ?? 'current';
     const requestId: string = res.locals.requestId ?? '';
+    // The access log and the rejection metrics read the problem the client is answered with.
+    res.locals.refusal = appError.code === 'unauthenticated' ? 'unauthenticated' : appError.code === 'invalid_argument' && appError.details.fields ? 'validation-failed' : ((appError.details.problem as ProblemSlug | undefined) ?? PROBLEM_OF_CODE[appError.code]);
     const headers = (appError.details.headers as Record<string, string> | undefined) ?? {};
     for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
     if (appError.code === 'internal' && !appError.details.problem) {
       logger.error({ err: appError.details.cause ?? appError, path: req.path }, 'request failed');
+    }
+    // A transport failure's library text (addresses, causes) goes to the log (with the request id), never to the client.
+    if (appError.details.transport === true) {
+      logger.warn({ code: appError.code, upstream: appError.details.upstream, path: req.path }, 'upstream call failed');
     }
     if (res.headersSent) {
       res.end();
@@ -65,6 +95,7 @@ export function errorHandler(logger: Logger) {
     const slug = (appError.details.problem as ProblemSlug | undefined) ?? PROBLEM_OF_CODE[appError.code];
     const { status, title } = PROBLEMS[slug];
     const detail = appError.code === 'internal' && !appError.details.problem ? 'The server could not complete the request.' : appError.message;
+    if ((status === 503 || status === 504) && !res.getHeader('Retry-After')) res.setHeader('Retry-After', String(DEFAULT_RETRY_AFTER_SECONDS));
     res
       .status(status)
       .type('application/problem+json')

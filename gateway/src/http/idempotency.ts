@@ -2,7 +2,9 @@
  * `Idempotency-Key` for the POSTs the gateway answers itself (DECISIONS 6), declared per
  * route with `idempotency: 'gateway'` and applied by app.ts around the handler. The keys
  * live in the workflows service, which owns them (Claim/Complete/ReleaseIdempotencyKey),
- * in one namespace per tenant with the keys of syncs and compute runs.
+ * in one namespace per tenant and user with the keys of syncs and compute runs: every token
+ * of a user shares the user's keys, another user's same key is another key (the service
+ * takes the user from the principal each call carries, so it is never another request's).
  *
  * - No header, or a route that keeps no keys here: nothing happens, no round trip.
  * - A header that is not 1-255 visible ASCII characters: 422 on `Idempotency-Key`.
@@ -27,8 +29,9 @@
  */
 import { createHash } from 'node:crypto';
 import type { Request, Response } from 'express';
-import { ValidationError, type Clients, type Logger } from '@supply/kit';
+import { ValidationError, type CallOverrides, type Clients, type Logger } from '@supply/kit';
 import { supply_workflows_v1 as pb } from '@supply/protos';
+import { requestContext } from './context';
 import type { RouteDef } from './routes';
 
 const KEY = /^[\x21-\x7e]{1,255}$/;
@@ -50,7 +53,7 @@ export type IdempotencyRpcs = Pick<Clients['workflows'], 'claimIdempotencyKey' |
 /** What the claim decided for a request that sent a key. */
 export type Keyed =
   | { kind: 'replay'; answer: pb.IdempotentAnswer }
-  | { kind: 'claimed'; key: string; claimId: string; route: RouteDef };
+  | { kind: 'claimed'; key: string; claimId: string; route: RouteDef; call: CallOverrides };
 
 /** JSON with object keys sorted, so the same body sent in another key order fingerprints alike. */
 export function canonicalJson(value: unknown): string {
@@ -83,7 +86,7 @@ export class GatewayIdempotency {
   ) {}
 
   /** Before the handler. Null: the route keeps no keys here or the request sent none (no round trip). */
-  async begin(route: RouteDef, req: Request): Promise<Keyed | null> {
+  async begin(route: RouteDef, req: Request, res: Response): Promise<Keyed | null> {
     if (!route.idempotency) return null;
     const key = req.get('Idempotency-Key');
     if (key === undefined) return null;
@@ -91,11 +94,13 @@ export class GatewayIdempotency {
       throw new ValidationError({ 'Idempotency-Key': ['The Idempotency-Key header must be 1 to 255 visible ASCII characters.'] });
     }
     const fingerprint = fingerprintOf(route.method, route.path, String(req.params.tenant ?? ''), req.body);
-    const claim = await this.rpcs.claimIdempotencyKey({ key, fingerprint });
+    // The request's own principal names whose key it is; settling uses the same.
+    const call: CallOverrides = { context: requestContext(res) };
+    const claim = await this.rpcs.claimIdempotencyKey({ key, fingerprint }, call);
     if (claim.state === pb.IdempotencyClaimState.IDEMPOTENCY_CLAIM_STATE_REPLAY && claim.answer) {
       return { kind: 'replay', answer: claim.answer };
     }
-    return { kind: 'claimed', key, claimId: claim.claim_id, route };
+    return { kind: 'claimed', key, claimId: claim.claim_id, route, call };
   }
 
   /** Answers with a kept answer again. */
@@ -121,7 +126,7 @@ export class GatewayIdempotency {
         key: keyed.key,
         claim_id: keyed.claimId,
         answer: { status, headers_json: JSON.stringify(keptHeaders), body_json: JSON.stringify(kept) },
-      });
+      }, keyed.call);
     } catch (err) {
       // The key stays claimed until it counts as abandoned: a retry meanwhile is a 409, never a second run.
       this.logger.warn({ err, key: keyed.key }, 'could not keep an idempotent answer');
@@ -131,7 +136,7 @@ export class GatewayIdempotency {
   /** Frees the key of a request that failed or whose answer cannot be kept. Never throws. */
   async release(keyed: Extract<Keyed, { kind: 'claimed' }>): Promise<void> {
     try {
-      await this.rpcs.releaseIdempotencyKey({ key: keyed.key, claim_id: keyed.claimId });
+      await this.rpcs.releaseIdempotencyKey({ key: keyed.key, claim_id: keyed.claimId }, keyed.call);
     } catch (err) {
       // The key frees itself once the claim counts as abandoned.
       this.logger.warn({ err, key: keyed.key }, 'could not release an Idempotency-Key');

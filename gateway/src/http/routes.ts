@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import { z } from 'zod';
-import { ValidationError } from '@supply/kit';
+import { NotFoundError, parseId, ValidationError } from '@supply/kit';
 import { fieldErrorsFromZod } from './validation';
 
 export const SCOPES = [
@@ -59,12 +59,24 @@ export interface RouteDef<Q extends z.ZodType = z.ZodType, B extends z.ZodType =
   dialect: Dialect;
   query?: Q;
   body?: B;
+  /** A body checked past the app (by the handler after work that must come first, or by the service behind it): documented only. */
+  handlerBody?: z.ZodType;
   /** Documents the success body in OpenAPI. */
   response?: z.ZodType;
   successStatus?: number;
   /** Body parsing the route needs; `json` is the default for POST/PATCH. */
   accepts?: 'json' | 'form' | 'json-or-form' | 'multipart' | 'json-or-multipart' | 'none';
   deprecated?: boolean;
+  /** Removal date of a deprecated route (documented as `x-sunset`; the route sends `Sunset` itself). */
+  sunset?: Date;
+  /** Unique OpenAPI `operationId`; derived from the method and path when unset. */
+  operationId?: string;
+  /** Other success statuses answered with the same `response` schema (a dry run's 200 beside a 202). */
+  alsoAnswers?: number[];
+  /** Error statuses this route answers beyond those its declaration implies (OpenAPI). */
+  errors?: number[];
+  /** The service behind the route keeps its `Idempotency-Key` (syncs, imports, legacy loads, compute runs). */
+  serviceIdempotency?: boolean;
   /**
    * Who keeps this POST's `Idempotency-Key` (DECISIONS 6). `gateway`: the gateway around the
    * handler (http/idempotency.ts); the object form also names what of a 2xx body is kept and
@@ -101,6 +113,43 @@ export function envelope(req: Request, reply: Extract<Reply, { kind: 'envelope' 
     meta: reply.meta ?? {},
     links: req.originalUrl,
   };
+}
+
+/** Envelope pieces every list and record answer shares (named in the OpenAPI document). */
+export const linksSchema = z.string().meta({ id: 'Links', description: "The request's own path and query string", examples: ['/acme/api/v1/items?page=2&per_page=25'] });
+export const emptyMetaSchema = z.object({}).meta({ id: 'EmptyMeta', description: 'No metadata for this answer' });
+export const offsetMetaSchema = z
+  .object({
+    pagination: z.object({
+      result_count: z.number().int().min(0).describe('Records on this page'),
+      per_page: z.number().int().min(1),
+      current_page: z.number().int().min(1),
+      total: z.number().int().min(0).describe('Records matching, over all pages'),
+      last_page: z.number().int().min(1),
+    }),
+  })
+  .meta({ id: 'OffsetPaginationMeta' });
+export const cursorMetaSchema = z
+  .object({
+    pagination: z.object({
+      result_count: z.number().int(),
+      per_page: z.number().int(),
+      has_more: z.boolean(),
+      next_cursor: z.string().nullable(),
+      prev_cursor: z.string().nullable(),
+    }),
+  })
+  .meta({ id: 'CursorPaginationMeta' });
+
+/**
+ * The one parser of an id in a path (`/items/{id}`, `/jobs/{job_id}`, `/tokens/{id}`): a
+ * positive safe integer in plain decimal; anything else (`abc`, `0`, `1e3`, beyond 2^53 - 1)
+ * names no record, so 404.
+ */
+export function pathId(raw: string | undefined, noun = 'record'): number {
+  const id = parseId(raw);
+  if (id === null) throw new NotFoundError(`No ${noun} with id ${String(raw).slice(0, 40)}.`);
+  return id;
 }
 
 /** Shared query schema pieces. */

@@ -19,8 +19,8 @@ export interface Metering {
 /** Wires the metering step to the meter, the tokens service (limits, recorded use) and the bus. */
 export async function createMetering(deps: { meter: Meter; bus: Bus; clients: Clients; logger: Logger; now(): Date }): Promise<Metering> {
   const { clients, bus } = deps;
-  // On behalf of the request that needed the lookup, so its id reaches the tokens service's logs.
-  const call = (tenant: string) => ({ context: { ...(currentContext() ?? { requestId: 'metering' }), tenant } });
+  // A tenant's limits, shared by all its requests: the call acts for no user, and names the request that needed it for the logs.
+  const call = (tenant: string) => ({ context: { requestId: currentContext()?.requestId ?? 'metering', tenant } });
   const policies = new TenantPolicies({
     async fetchLimits(tenant) {
       const t = await clients.tokens.getTenant({ slug: tenant }, call(tenant));

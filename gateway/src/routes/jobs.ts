@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { NotFoundError, type Clients } from '@supply/kit';
+import type { Clients } from '@supply/kit';
 import type { supply_workflows_v1 as pb } from '@supply/protos';
-import { defineRoute, type RouteDef } from '../http/routes';
+import { defineRoute, emptyMetaSchema, linksSchema, pathId, type RouteDef } from '../http/routes';
 
-const counts = z.object({ created: z.number(), updated: z.number(), deleted: z.number(), unchanged: z.number(), failed: z.number() });
-const rowError = z.object({ row: z.number(), field: z.string(), message: z.string() });
+const counts = z.object({ created: z.number(), updated: z.number(), deleted: z.number(), unchanged: z.number(), failed: z.number() }).meta({ id: 'JobCounts' });
+const rowError = z.object({ row: z.number(), field: z.string(), message: z.string() }).meta({ id: 'RowError' });
 
 /** The job resource of GET /jobs/{id} and of every 202 (DECISIONS section 6). */
 export const jobSchema = z.object({
@@ -20,7 +20,7 @@ export const jobSchema = z.object({
   updated_at: z.string(),
   started_at: z.string().nullable(),
   finished_at: z.string().nullable(),
-});
+}).meta({ id: 'Job' });
 
 export function jobResource(job: pb.Job): z.infer<typeof jobSchema> {
   const r = job.result!;
@@ -49,11 +49,9 @@ export function jobRoutes(clients: Clients): RouteDef[] {
       tag: 'Jobs',
       access: { kind: 'token', scope: null, module: null, level: 'view', cost: 'utility' },
       dialect: 'current',
-      response: z.object({ data: z.array(jobSchema), meta: z.object({}), links: z.string() }),
+      response: z.object({ data: z.array(jobSchema), meta: emptyMetaSchema, links: linksSchema }),
       async handler({ params }) {
-        const raw = params.job_id ?? '';
-        if (!/^[1-9]\d{0,15}$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw new NotFoundError(`No job ${raw}.`);
-        const job = await clients.workflows.getJob({ job_id: Number(raw) });
+        const job = await clients.workflows.getJob({ job_id: pathId(params.job_id, 'job') });
         return { kind: 'envelope', data: [jobResource(job)] };
       },
     }),

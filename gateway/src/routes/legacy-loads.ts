@@ -7,13 +7,21 @@
 import { z } from 'zod';
 import type { Clients } from '@supply/kit';
 import type { supply_workflows_v1 as pb } from '@supply/protos';
+import { requestContext } from '../http/context';
 import { defineRoute, type Reply, type RouteDef } from '../http/routes';
 import { streamImport } from '../uploads/import';
 import { idempotencyKeyOf, SYNC_DEADLINE_MS } from './workflows';
 
 const PREFIX = '/:tenant/api/v1';
 
-const legacyAnswer = z.object({ success_message: z.string(), job_log_id: z.number() });
+const legacyAnswer = z.object({ success_message: z.string(), job_log_id: z.number() }).meta({ id: 'LegacyLoadAnswer' });
+
+const flag = z.union([z.boolean(), z.enum(['1', '0', 'true', 'false'])]);
+/** The legacy JSON load as documented; the workflows service checks it (422 in the legacy shape). */
+const legacyLoadBody = z.object({
+  arguments: z.object({ allow_record_creation: flag, allow_record_update: flag, should_continue_on_error: flag }),
+  payload: z.array(z.record(z.string(), z.unknown())).min(1).describe('Rows, with the fields of the sync rows'),
+});
 
 /** The legacy presenter: only accepted jobs exist here (legacy loads have no dry run). */
 function presentLegacy(noun: string, answer: pb.SyncAnswer): Reply {
@@ -37,11 +45,14 @@ export function legacyLoadRoutes(clients: Clients): RouteDef[] {
       access: { kind: 'legacy', module, level: 'planner' },
       dialect: 'legacy',
       accepts: 'json-or-multipart',
+      deprecated: true,
+      serviceIdempotency: true,
+      handlerBody: legacyLoadBody,
       response: legacyAnswer,
-      async handler({ req }) {
+      async handler({ req, res }) {
         const idempotency_key = idempotencyKeyOf(req);
         if (req.is('multipart/form-data')) {
-          return presentLegacy(noun, await streamImport(clients, req, { entity, shape: 'legacy', idempotencyKey: idempotency_key }));
+          return presentLegacy(noun, await streamImport(clients, req, { entity, shape: 'legacy', idempotencyKey: idempotency_key, context: requestContext(res) }));
         }
         const answer = await clients.workflows.submitSync(
           { entity, shape: 'legacy', body_json: JSON.stringify(req.body ?? null), idempotency_key },

@@ -59,6 +59,12 @@ export const inputs = {
     unit_cost: amount.optional(),
     periods_of_supply: count(1000).optional(),
     partner: z.boolean().optional(),
+    service_level: z
+      .number()
+      .min(0)
+      .lt(1)
+      .optional()
+      .meta({ examples: [0.95], description: 'Target service level (0 < x < 1, e.g. 0.95): safety stock is sized from the forecast intervals over the lead time; 0 (default): the fixed safety_stock' }),
   }),
   view: z.strictObject({
     name,
@@ -107,8 +113,8 @@ const hierarchy = z.record(z.string(), z.string());
 
 /** Records as the API answers them (documentation of the success bodies). */
 export const records = {
-  uom: z.object({ id, name: z.string(), abbreviation: z.string(), ...stamps }),
-  hierarchyLevel: z.object({ id, kind: z.enum(LEVEL_KINDS), name: z.string(), position: z.number().int(), ...stamps }),
+  uom: z.object({ id, name: z.string(), abbreviation: z.string(), ...stamps }).meta({ id: 'Uom' }),
+  hierarchyLevel: z.object({ id, kind: z.enum(LEVEL_KINDS), name: z.string(), position: z.number().int(), ...stamps }).meta({ id: 'HierarchyLevel' }),
   item: z.object({
     id,
     name: z.string(),
@@ -119,10 +125,10 @@ export const records = {
     unit_price: z.number(),
     hierarchy,
     ...stamps,
-  }),
-  customerGroup: z.object({ id, name: z.string(), hierarchy, ...stamps }),
-  saleType: z.object({ id, name: z.string(), ...stamps }),
-  timingInterval: z.object({ id, name: z.enum(['day', 'week', 'month', 'year']), ...stamps }),
+  }).meta({ id: 'Item' }),
+  customerGroup: z.object({ id, name: z.string(), hierarchy, ...stamps }).meta({ id: 'CustomerGroup' }),
+  saleType: z.object({ id, name: z.string(), ...stamps }).meta({ id: 'SaleType' }),
+  timingInterval: z.object({ id, name: z.enum(['day', 'week', 'month', 'year']), ...stamps }).meta({ id: 'TimingInterval' }),
   calendar: z.object({
     id,
     name: z.string(),
@@ -131,8 +137,8 @@ export const records = {
     start_date: z.string(),
     periods: z.number().int(),
     ...stamps,
-  }),
-  location: z.object({ id, name: z.string(), type: z.enum(LOCATION_TYPES), ...stamps }),
+  }).meta({ id: 'Calendar' }),
+  location: z.object({ id, name: z.string(), type: z.enum(LOCATION_TYPES), ...stamps }).meta({ id: 'Location' }),
   itemLocation: z.object({
     id,
     item_id: id,
@@ -151,8 +157,9 @@ export const records = {
     unit_cost: z.number(),
     periods_of_supply: z.number().int(),
     partner: z.boolean(),
+    service_level: z.number().describe('0: fixed safety_stock; else the target service level sizing safety stock from forecast intervals'),
     ...stamps,
-  }),
+  }).meta({ id: 'ItemLocation' }),
   view: z.object({
     id,
     name: z.string(),
@@ -162,5 +169,5 @@ export const records = {
     horizon: z.number().int(),
     item_location_ids: z.array(id),
     ...stamps,
-  }),
+  }).meta({ id: 'View' }),
 };

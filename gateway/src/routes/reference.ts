@@ -1,7 +1,9 @@
 import { z } from 'zod';
-import { AppError, NotFoundError, type Clients } from '@supply/kit';
+import { AppError, type Clients } from '@supply/kit';
 import type { supply_reference_v1 as pb } from '@supply/protos';
-import { defineRoute, q, type Access, type RouteDef } from '../http/routes';
+import { defineRoute, emptyMetaSchema, linksSchema, offsetMetaSchema, pathId, q, type Access, type RouteDef } from '../http/routes';
+import type { ReferenceCache } from '../http/reference-cache';
+import { withReferenceCache } from '../http/reference-cache-routes';
 import { inputs, oneOrMany, patches, records } from './reference-schemas';
 
 const PREFIX = '/:tenant/api/v1';
@@ -63,13 +65,6 @@ function listRequest(query: OffsetQuery, allowed: readonly FilterName[]): pb.Lis
   return request;
 }
 
-/** Path ids are positive integers; anything else names no record. */
-function pathId(raw: string | undefined): number {
-  const id = Number(raw);
-  if (!/^\d{1,15}$/.test(raw ?? '') || !Number.isSafeInteger(id) || id < 1) throw new NotFoundError(`No record with id ${raw}.`);
-  return id;
-}
-
 interface Writes<I extends z.ZodObject, P extends z.ZodObject, In, Rec> {
   input: I;
   patch: P;
@@ -96,7 +91,7 @@ interface Resource<Rec, In> {
 function resourceRoutes<Rec, In>(r: Resource<Rec, In>): RouteDef[] {
   const list = `${PREFIX}/${r.path}`;
   const one = `${list}/:id`;
-  const single = z.object({ data: z.array(r.record), meta: z.object({}), links: z.string() });
+  const single = z.object({ data: z.array(r.record), meta: emptyMetaSchema, links: linksSchema });
   const routes: RouteDef[] = [
     defineRoute({
       method: 'get',
@@ -106,7 +101,7 @@ function resourceRoutes<Rec, In>(r: Resource<Rec, In>): RouteDef[] {
       access: READ,
       dialect: 'current',
       query: offsetQuery(r.maxPerPage),
-      response: z.object({ data: z.array(r.record), meta: z.object({ pagination: z.object({}) }), links: z.string() }),
+      response: z.object({ data: z.array(r.record), meta: offsetMetaSchema, links: linksSchema }),
       async handler({ query }) {
         const res = await r.list(listRequest(query, r.filters));
         return {
@@ -174,7 +169,16 @@ function writes<I extends z.ZodObject, P extends z.ZodObject, In, Rec>(w: Writes
 const hierarchyInput = (values: Record<string, string | null> | undefined): pb.HierarchyValues | undefined =>
   values && { values: Object.fromEntries(Object.entries(values).map(([k, v]) => [k, v ?? ''])) };
 
-export function referenceRoutes(clients: Clients): RouteDef[] {
+/** Reference routes; with `cache`, reads are answered from it and writes drop the tenant's answers (http/reference-cache-routes.ts). */
+export function referenceRoutes(clients: Clients, cache?: ReferenceCache): RouteDef[] {
+  // Reads carry an ETag and answer a current If-None-Match with 304 (the cache's answers; documented either way).
+  const routes = uncachedReferenceRoutes(clients).map((route) =>
+    route.method === 'get' ? { ...route, alsoAnswers: [...(route.alsoAnswers ?? []), 304] } : route,
+  );
+  return cache ? routes.map((route) => withReferenceCache(route, cache)) : routes;
+}
+
+function uncachedReferenceRoutes(clients: Clients): RouteDef[] {
   const ref = clients.reference;
   return [
     ...resourceRoutes({

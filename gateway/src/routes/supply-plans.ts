@@ -3,7 +3,7 @@ import type { Clients } from '@supply/kit';
 import type { supply_compute_v1 as pb } from '@supply/protos';
 import { SUPPLY_POLICIES } from '@supply/compute/planning/index';
 import { GENERATION_MODES, MAX_NAME, targetErrors } from '@supply/compute/supply-planning/request';
-import { defineRoute, type Reply, type RouteDef } from '../http/routes';
+import { defineRoute, linksSchema, type Reply, type RouteDef } from '../http/routes';
 import { jobResource, jobSchema } from './jobs';
 import { idempotencyKeyOf } from './workflows';
 
@@ -16,7 +16,7 @@ const name = z.string().trim().max(MAX_NAME);
 const body = z
   .strictObject({
     // A string first, so an absent mode reads "required" and a wrong one "invalid".
-    mode: z.string().pipe(z.enum(GENERATION_MODES)).describe('standard | partner | auto (README: Supply plan generation)'),
+    mode: z.string().pipe(z.enum(GENERATION_MODES)).describe('partner (any item-location: sell-through where a trading partner reports it, else forecast, else history) | standard | auto (docs/supply-planning.md)'),
     item_location_id: id.optional(),
     item_name: name.optional().describe('with location_name'),
     location_name: name.optional().describe('with item_name'),
@@ -47,7 +47,15 @@ const planRow = z.object({
   location_name: z.string(),
   period_start: z.string(),
   ...Object.fromEntries(MRP_FIELDS.map((field) => [field, z.number()])),
-});
+}).meta({ id: 'PlanRow' });
+
+/** Where the planned safety stock came from: the fixed quantity, or the service level and the forecast spread over the lead time. */
+function safetyStockOf(s: pb.SafetyStockSource | undefined) {
+  if (!s || s.source !== 'service_level') {
+    return { source: 'fixed', quantity: s?.quantity ?? 0, service_level: s?.service_level ? s.service_level : null, ...(s?.note ? { note: s.note } : {}) };
+  }
+  return { source: 'service_level', quantity: s.quantity, service_level: s.service_level, z: s.z, sigma_lead_time: s.sigma_lead_time, series: s.series, forecast_run_ids: s.forecast_run_ids };
+}
 
 /** The 200 body: the stored MRP rows in `data`, the why of the plan in `meta`. */
 function presentPlan(plan: pb.SupplyPlan): Reply {
@@ -77,9 +85,11 @@ function presentPlan(plan: pb.SupplyPlan): Reply {
       bucket: plan.bucket,
       on_hand: { quantity: plan.on_hand, inventory_date: plan.on_hand_date || null },
       lot_policy: plan.lot_policy,
+      safety_stock: safetyStockOf(plan.safety_stock),
       demand:
         demand.basis === 'sell_through_average'
           ? {
+              source: demand.source,
               basis: demand.basis,
               customer_groups: demand.customer_groups,
               sell_through_from: demand.sell_through_from,
@@ -87,6 +97,7 @@ function presentPlan(plan: pb.SupplyPlan): Reply {
               sell_through_per_bucket: demand.sell_through_per_bucket,
             }
           : {
+              source: demand.source,
               basis: demand.basis,
               customer_groups: demand.customer_groups,
               share: demand.share,
@@ -119,7 +130,9 @@ export function supplyPlanRoutes(clients: Clients): RouteDef[] {
       access: { kind: 'token', scope: 'public_api.compute', module: 'supply', level: 'planner', cost: 'compute' },
       dialect: 'current',
       body,
-      response: z.object({ message: z.string(), data: z.array(z.union([planRow, jobSchema])), meta: z.record(z.string(), z.unknown()), links: z.string() }),
+      alsoAnswers: [202],
+      serviceIdempotency: true,
+      response: z.object({ message: z.string(), data: z.array(z.union([planRow, jobSchema])), meta: z.record(z.string(), z.unknown()), links: linksSchema }),
       async handler({ body: input, req, params }) {
         const answer = await clients.compute.generateSupplyPlan(
           {

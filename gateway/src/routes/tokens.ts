@@ -3,7 +3,7 @@ import { AppError, currentContext, type CallOverrides, type Clients } from '@sup
 import type { supply_tokens_v1 } from '@supply/protos';
 import type { Principal } from '../auth/guard';
 import { problem } from '../http/errors';
-import { defineRoute, parseInput, q, SCOPES, type RouteDef } from '../http/routes';
+import { defineRoute, emptyMetaSchema, linksSchema, offsetMetaSchema, parseInput, pathId, q, SCOPES, type RouteDef } from '../http/routes';
 import { offsetPagination } from './reference';
 
 const PREFIX = '/:tenant/api/v1';
@@ -102,12 +102,12 @@ const tokenSchema = z.object({
   created_at: z.string(),
   user_id: z.number().int(),
   user_email: z.string(),
-});
+}).meta({ id: 'Token' });
 const createdSchema = z.object({
   message: z.string(),
   data: z.array(tokenSchema.extend({ plain_text_token: z.string().optional().describe('The secret, shown once: absent from an Idempotency-Key replay.') })).length(1),
-  meta: z.object({}),
-  links: z.string(),
+  meta: emptyMetaSchema,
+  links: linksSchema,
 });
 
 /** Calls on behalf of the path's tenant, for routes that run before any token names one. */
@@ -121,6 +121,12 @@ export interface TokenRouteDeps {
   /** Called once the tokens service has revoked a token, so this process forgets it at once. */
   revoked(tenant: string, tokenId: number): void;
 }
+
+/** Validated by the handler, after the deprecation headers are set. */
+const exchangeBody = z.object({
+  email: z.string().trim().min(1).max(255).meta({ examples: ['planner@acme.test'] }),
+  password: z.string().min(1).max(1024).meta({ examples: ['secret'] }),
+});
 
 export function tokenRoutes({ clients, now, revoked }: TokenRouteDeps): RouteDef[] {
   const body = tokenBody(now);
@@ -185,7 +191,7 @@ export function tokenRoutes({ clients, now, revoked }: TokenRouteDeps): RouteDef
       access: utility,
       dialect: 'current',
       query: z.object({ page: q.int(1, 1_000_000).default(1), per_page: q.int(1, 100).default(25) }),
-      response: z.object({ data: z.array(tokenSchema), meta: z.object({}), links: z.string() }),
+      response: z.object({ data: z.array(tokenSchema), meta: offsetMetaSchema, links: linksSchema }),
       async handler({ query, res }) {
         const principal: Principal = res.locals.principal;
         const list = await clients.tokens.listTokens({
@@ -211,6 +217,10 @@ export function tokenRoutes({ clients, now, revoked }: TokenRouteDeps): RouteDef
       dialect: 'legacy',
       accepts: 'json-or-form',
       deprecated: true,
+      sunset: LEGACY_EXCHANGE_SUNSET,
+      // Wrong credentials: 401; Public API module disabled: 403; too many failed attempts: 429.
+      errors: [401, 403, 429],
+      handlerBody: exchangeBody,
       // No Idempotency-Key here: this exchange runs before any token names a tenant's
       // principal, and its answer is a credential that could not be kept for a replay anyway.
       response: z.object({ token: z.string() }),
@@ -220,7 +230,7 @@ export function tokenRoutes({ clients, now, revoked }: TokenRouteDeps): RouteDef
         if (now().getTime() >= LEGACY_EXCHANGE_SUNSET.getTime()) {
           throw problem('gone', 'The legacy token exchange was removed on 2027-01-01. Create tokens on the API Access page or with POST /tokens.');
         }
-        const input = parseInput(z.object({ email: z.string().trim().min(1).max(255), password: z.string().min(1).max(1024) }), req.body);
+        const input = parseInput(exchangeBody, req.body);
         try {
           const token = await clients.tokens.exchangeCredentials(input, forTenant(params.tenant!));
           return { kind: 'json', body: { token: token.plain_text_token }, headers: { 'Cache-Control': 'no-store' } };
@@ -242,8 +252,7 @@ export function tokenRoutes({ clients, now, revoked }: TokenRouteDeps): RouteDef
       successStatus: 204,
       async handler({ params, res }) {
         const principal: Principal = res.locals.principal;
-        const id = /^[1-9][0-9]{0,15}$/.test(params.id ?? '') ? Number(params.id) : 0;
-        if (!id) throw new AppError('not_found', `No token ${params.id}.`);
+        const id = pathId(params.id, 'token');
         await clients.tokens.revokeToken({ actor: { user_id: principal.user_id, operator: false }, id });
         revoked(principal.tenant, id);
         res.status(204).end();

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AppError, ValidationError, type Clients } from '@supply/kit';
 import type { supply_transactional_v1 as pb } from '@supply/protos';
 import { cursorBinding, type CursorCodec } from '../http/cursor';
-import { defineRoute, q, type PermissionModule, type RouteDef } from '../http/routes';
+import { cursorMetaSchema, defineRoute, linksSchema, q, type PermissionModule, type RouteDef } from '../http/routes';
 import { fieldErrorsFromZod } from '../http/validation';
 
 const PREFIX = '/:tenant/api/v1';
@@ -70,7 +70,11 @@ function cursorListRoute<F extends FilterSchemas, Res extends { page?: pb.PageIn
   const query = z.object({
     cursor: z.string().max(4096).optional().describe('next_cursor or prev_cursor of a previous page; omitted on the first request'),
     per_page: q.int(1, PER_PAGE_MAX).default(PER_PAGE_DEFAULT),
-    filter: z.unknown().optional().describe(`filter[name]=value; names: ${filterNames.join(', ')}; name filters take comma lists`),
+    filter: z
+      .unknown()
+      .optional()
+      .describe(`filter[name]=value; names: ${filterNames.join(', ')}; name filters take comma lists`)
+      .meta({ type: 'object', properties: Object.fromEntries(filterNames.map((name) => [name, { type: 'string' }])), additionalProperties: false }),
     sort: z.unknown().optional().describe(`comma list of ${sortNames.join(', ')}; a leading - sorts descending; ties break on id`),
     include: z.unknown().optional().describe(list.includes.length > 0 ? `comma list of ${list.includes.join(', ')}` : 'none'),
   });
@@ -84,16 +88,8 @@ function cursorListRoute<F extends FilterSchemas, Res extends { page?: pb.PageIn
     query,
     response: z.object({
       data: z.array(list.record),
-      meta: z.object({
-        pagination: z.object({
-          result_count: z.number().int(),
-          per_page: z.number().int(),
-          has_more: z.boolean(),
-          next_cursor: z.string().nullable(),
-          prev_cursor: z.string().nullable(),
-        }),
-      }),
-      links: z.string(),
+      meta: cursorMetaSchema,
+      links: linksSchema,
     }),
     async handler({ query: input, params }) {
       // Names first (400), then values (422): an unknown name is never a validation error.
@@ -183,7 +179,7 @@ const salesRecord = z.object({
     .object({ item: z.record(z.string(), z.string()), customer_group: z.record(z.string(), z.string()) })
     .optional()
     .describe('with include=hierarchy: level name -> value, set levels only'),
-});
+}).meta({ id: 'Sale' });
 
 /** Level name -> value for the levels that have one (as the items resource shows hierarchy). */
 const levelValues = (levels: readonly string[], values: readonly string[]) =>
@@ -231,7 +227,7 @@ const inventoryRecord = z.object({
   uom: z.string(),
   uom_abbr: z.string(),
   ...timestamps,
-});
+}).meta({ id: 'InventoryRecord' });
 
 const presentInventory = (record: pb.InventoryRecord) => ({
   id: record.id,
@@ -264,8 +260,8 @@ const planIds = {
 const numbers = <K extends string>(names: readonly K[]) => Object.fromEntries(names.map((name) => [name, z.number()])) as Record<K, z.ZodNumber>;
 const SUPPLY_FIELDS = ['gross_requirements', 'scheduled_receipts', 'projected_available', 'net_requirements', 'planned_receipts', 'planned_releases'] as const;
 const FINANCIAL_FIELDS = ['satisfied_demand', 'revenue', 'cost_of_goods', 'gross_margin', 'purchase_spend', 'inventory_value'] as const;
-const supplyPlanRecord = z.object({ ...planIds, ...numbers(SUPPLY_FIELDS), ...timestamps });
-const financialPlanRecord = z.object({ ...planIds, ...numbers(FINANCIAL_FIELDS), ...timestamps });
+const supplyPlanRecord = z.object({ ...planIds, ...numbers(SUPPLY_FIELDS), ...timestamps }).meta({ id: 'SupplyPlanRow' });
+const financialPlanRecord = z.object({ ...planIds, ...numbers(FINANCIAL_FIELDS), ...timestamps }).meta({ id: 'FinancialPlanRow' });
 
 /** A plan row flat: its item-location and view, then the bucket's figures. */
 export function presentPlanRow(record: pb.SupplyPlanRecord | pb.FinancialPlanRecord) {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Clients } from '@supply/kit';
 import { MAX_USAGE_DAYS, USAGE_GROUPS } from '@supply/tokens/usage/ledger';
 import { creditPeriodOf, utcDay } from '@supply/tokens/usage/period';
-import { defineRoute, q, type Access, type RouteDef } from '../http/routes';
+import { defineRoute, emptyMetaSchema, linksSchema, q, type Access, type RouteDef } from '../http/routes';
 import type { MeteredRequest } from '../metering/index';
 
 const PREFIX = '/:tenant/api/v1';
@@ -17,7 +17,7 @@ const creditsSchema = z.object({
   allowance: z.number().int(),
   used: z.number().int().describe('Credits recorded in the period; may trail `balance` by the records still on their way'),
   balance: z.number().int().describe('Credits left; the same figure as the Credits-Remaining header'),
-});
+}).meta({ id: 'Credits' });
 
 const usageRowSchema = z.object({
   day: z.string().nullable(),
@@ -27,7 +27,7 @@ const usageRowSchema = z.object({
   token_name: z.string().nullable(),
   requests: z.number().int(),
   credits: z.number().int(),
-});
+}).meta({ id: 'UsageRow' });
 
 const usageQuery = z
   .object({
@@ -58,7 +58,7 @@ export function usageRoutes(clients: Clients, deps: { now(): Date }): RouteDef[]
       tag: TAG,
       access: UTILITY,
       dialect: 'current',
-      response: z.object({ data: z.array(creditsSchema).length(1), meta: z.object({}), links: z.string() }),
+      response: z.object({ data: z.array(creditsSchema).length(1), meta: emptyMetaSchema, links: linksSchema }),
       async handler({ res }) {
         const metered: MeteredRequest | undefined = res.locals.metering;
         const period = metered?.period ?? creditPeriodOf(deps.now());
@@ -96,7 +96,7 @@ export function usageRoutes(clients: Clients, deps: { now(): Date }): RouteDef[]
           group_by: z.array(z.enum(USAGE_GROUPS)),
           totals: z.object({ requests: z.number().int(), credits: z.number().int() }),
         }),
-        links: z.string(),
+        links: linksSchema,
       }),
       async handler({ query }) {
         const to = query.to ?? utcDay(deps.now());

@@ -3,8 +3,9 @@ import { z } from 'zod';
 import type { Clients } from '@supply/kit';
 import type { supply_workflows_v1 as pb } from '@supply/protos';
 import { scopeAllows, type Principal } from '../auth/guard';
+import { requestContext } from '../http/context';
 import { problem } from '../http/errors';
-import { defineRoute, type Access, type Reply, type RouteDef } from '../http/routes';
+import { defineRoute, emptyMetaSchema, linksSchema, type Access, type Reply, type RouteDef } from '../http/routes';
 import { streamImport } from '../uploads/import';
 import { jobResource, jobSchema } from './jobs';
 
@@ -34,7 +35,7 @@ const dryRunSchema = z.object({
   result: z.object({ created: z.number(), updated: z.number(), deleted: z.number(), unchanged: z.number(), failed: z.number() }),
   errors: z.array(z.object({ row: z.number(), field: z.string(), message: z.string() })),
   errors_count: z.number(),
-});
+}).meta({ id: 'SyncDryRun' });
 
 /** 202 with the job, or 200 with what a dry run found; `Idempotent-Replayed` on a replay. */
 function present(tenant: string, noun: string, answer: pb.SyncAnswer): Reply {
@@ -69,7 +70,47 @@ function present(tenant: string, noun: string, answer: pb.SyncAnswer): Reply {
   };
 }
 
-const responses = z.object({ message: z.string(), data: z.array(z.union([jobSchema, dryRunSchema])), meta: z.object({}), links: z.string() });
+/** The JSON sync body as documented; the workflows service checks it (row errors name `data.<n>.<field>`). */
+const flag = z.union([z.boolean(), z.enum(['1', '0', 'true', 'false'])]);
+const quantity = z.union([z.number().min(0), z.string()]);
+const salesRow = z
+  .object({
+    sale_type_name: z.string(),
+    item_name: z.string(),
+    customer_group_name: z.string(),
+    sell_date: z.iso.date(),
+    timing_interval: z.enum(['day', 'week', 'month', 'year']),
+    quantity,
+    uom: z.string(),
+  })
+  .meta({ id: 'SalesSyncRow', examples: [{ sale_type_name: 'History', item_name: 'SKU-0001', customer_group_name: 'Retail', sell_date: '2026-05-04', timing_interval: 'week', quantity: 12.5, uom: 'ea' }] });
+const inventoryRow = z
+  .object({
+    item_name: z.string(),
+    location_name: z.string(),
+    inventory_date: z.iso.date(),
+    quantity,
+    uom: z.string(),
+    bin_name: z.string().nullish(),
+    lot_name: z.string().nullish(),
+  })
+  .meta({ id: 'InventorySyncRow', examples: [{ item_name: 'SKU-0001', location_name: 'DC-East', inventory_date: '2026-05-04', quantity: 40, uom: 'ea' }] });
+const syncBody = (row: z.ZodType, scope: z.ZodType) =>
+  z.object({
+    mode: z.enum(['upsert', 'replace']).optional().describe('upsert (default), or replace inside `scope` (needs public_api.workflow.replace)'),
+    dry_run: flag.optional(),
+    scope: scope.optional().describe('Names, any case; required for replace'),
+    options: z
+      .object({ allow_record_creation: flag.optional(), allow_record_update: flag.optional(), continue_on_error: flag.optional() })
+      .optional(),
+    data: z.array(row).min(1).max(10_000),
+  });
+const syncBodies = {
+  sales: syncBody(salesRow, z.object({ sale_type: z.string().optional(), customer_group: z.string().optional() })),
+  inventory: syncBody(inventoryRow, z.object({ location: z.string().optional(), item: z.string().optional() })),
+};
+
+const responses = z.object({ message: z.string(), data: z.array(z.union([jobSchema, dryRunSchema])), meta: emptyMetaSchema, links: linksSchema });
 
 export function workflowRoutes(clients: Clients): RouteDef[] {
   const sync = (entity: 'sales' | 'inventory', module: 'demand' | 'inventory'): RouteDef[] => {
@@ -83,8 +124,12 @@ export function workflowRoutes(clients: Clients): RouteDef[] {
         access: access(module),
         dialect: 'current',
         accepts: 'json',
-        // No `body` schema: the workflows service validates the body, naming row fields (`data.3.quantity`).
+        // Not `body`: the workflows service validates the body, naming row fields (`data.3.quantity`).
+        handlerBody: syncBodies[entity],
         response: responses,
+        successStatus: 202,
+        alsoAnswers: [200],
+        serviceIdempotency: true,
         async handler({ req, res, params }) {
           const body: unknown = req.body ?? null;
           assertReplaceAllowed(res, (body as { mode?: unknown } | null)?.mode);
@@ -104,11 +149,15 @@ export function workflowRoutes(clients: Clients): RouteDef[] {
         dialect: 'current',
         accepts: 'multipart',
         response: responses,
+        successStatus: 202,
+        alsoAnswers: [200],
+        serviceIdempotency: true,
         async handler({ req, res, params }) {
           const answer = await streamImport(clients, req, {
             entity,
             shape: 'sync',
             idempotencyKey: idempotencyKeyOf(req),
+            context: requestContext(res),
             checkFields: (fields) => assertReplaceAllowed(res, fields.mode),
           });
           return present(params.tenant!, `${entity} import`, answer);

@@ -9,10 +9,20 @@ const MAX_DEPTH = 3;
 
 type Tree = Record<string, unknown>;
 
+/** Own properties only, and defined rather than assigned: `__proto__` or `constructor` is just a field name. */
+function own(node: Tree, key: string): unknown {
+  return Object.hasOwn(node, key) ? node[key] : undefined;
+}
+function put(node: Tree, key: string, value: unknown): void {
+  Object.defineProperty(node, key, { value, enumerable: true, writable: true, configurable: true });
+}
+/** Nested objects have no prototype, so no client key can reach one. */
+const branch = (push: boolean): Tree | unknown[] => (push ? [] : (Object.create(null) as Tree));
+
 export function setFormField(target: Tree, name: string, value: string): void {
   const match = NAME.exec(name);
   if (!match) {
-    target[name] = value;
+    put(target, name, value);
     return;
   }
   const path = [match[1]!, ...[...match[2]!.matchAll(/\[([^[\]]*)\]/g)].map((m) => m[1]!)];
@@ -25,23 +35,22 @@ export function setFormField(target: Tree, name: string, value: string): void {
     if (Array.isArray(node)) {
       if (last) node.push(value);
       else {
-        const child: Tree | unknown[] = nextIsPush ? [] : {};
+        const child = branch(nextIsPush);
         node.push(child);
         node = child;
       }
       continue;
     }
-    if (key === '__proto__' || key === 'constructor' || key === 'prototype') return;
     if (last) {
-      node[key] = value;
+      put(node, key, value);
       return;
     }
-    const existing = node[key];
+    const existing = own(node, key);
     if (existing !== null && typeof existing === 'object') {
       node = existing as Tree | unknown[];
     } else {
-      const child: Tree | unknown[] = nextIsPush ? [] : {};
-      node[key] = child;
+      const child = branch(nextIsPush);
+      put(node, key, child);
       node = child;
     }
   }

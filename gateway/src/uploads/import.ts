@@ -7,9 +7,10 @@
  */
 import type { Request } from 'express';
 import busboy from 'busboy';
-import { AppError, ValidationError, type ClientStreamCall, type Clients } from '@supply/kit';
+import { AppError, ValidationError, type ClientStreamCall, type Clients, type RequestContext } from '@supply/kit';
 import type { supply_workflows_v1 as pb } from '@supply/protos';
 import { setFormField } from './form-fields';
+import { decodedBody, notSoEncoded } from '../http/edge';
 
 /** The spec's 10240 limit, in kilobytes (DECISIONS section 6). */
 export const MAX_FILE_KB = 10_240;
@@ -21,6 +22,8 @@ export interface ImportOptions {
   entity: 'sales' | 'inventory';
   shape: 'sync' | 'legacy';
   idempotencyKey: string;
+  /** The request's context (http/context.ts): the stream opens in busboy's callback, where the ambient one is not the request's. */
+  context: RequestContext;
   /** Checks the complete form before the import is committed (e.g. the replace scope); throwing abandons it. */
   checkFields?(fields: Record<string, unknown>): void;
 }
@@ -36,6 +39,7 @@ export async function streamImport(clients: Clients, req: Request, options: Impo
   let failure: unknown = null;
   let pending: Promise<void> = Promise.resolve();
 
+  const body = decodedBody(req);
   await new Promise<void>((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
@@ -55,7 +59,7 @@ export async function streamImport(clients: Clients, req: Request, options: Impo
         return;
       }
       sawFile = true;
-      const opened = clients.workflows.importFile({ deadlineMs: IMPORT_DEADLINE_MS });
+      const opened = clients.workflows.importFile({ deadlineMs: IMPORT_DEADLINE_MS, context: options.context });
       call = opened;
       pending = opened.write({ part: { $case: 'start', start: { entity: options.entity, shape: options.shape, idempotency_key: options.idempotencyKey, file_name: info.filename ?? '' } } }).catch((err) => {
         failure ??= err;
@@ -75,17 +79,32 @@ export async function streamImport(clients: Clients, req: Request, options: Impo
       stream.on('limit', () => {
         oversize = true;
         opened.cancel();
+        // A compressed body could inflate without end: stop decoding it; the raw bytes are drained unread.
+        if (body !== req) stop();
       });
     });
     parser.on('filesLimit', () => undefined);
-    parser.on('error', (err: Error) => {
-      failure ??= fileError(`The multipart body cannot be read: ${err.message}.`);
-      req.unpipe(parser);
+    const stop = () => {
+      body.unpipe(parser);
+      if (body !== req) {
+        req.unpipe();
+        body.destroy();
+      }
       req.resume();
       resolve();
+    };
+    parser.on('error', (err: Error) => {
+      failure ??= fileError(`The multipart body cannot be read: ${err.message}.`);
+      stop();
     });
+    if (body !== req) {
+      body.on('error', () => {
+        failure ??= notSoEncoded(req);
+        stop();
+      });
+    }
     parser.on('close', () => resolve());
-    req.pipe(parser);
+    body.pipe(parser);
   });
   await pending;
 

@@ -41,11 +41,13 @@ button.danger{background:#fff;color:#b42318;border-color:#b42318}
 .new-token{background:#fff8e5;border:1px solid #f0c36d;padding:.8rem 1rem;border-radius:4px}
 .new-token input{width:100%;box-sizing:border-box;font-family:ui-monospace,monospace}
 .muted{color:#69707d} .disabled{color:#9aa0ab}
+.chart{min-height:320px} dl.facts{display:grid;grid-template-columns:10rem 1fr;gap:.2rem .8rem} dl.facts dt{color:#69707d}
 `;
 
-export function layout(opts: { title: string; body: string; header?: string }): string {
+/** `head`: extra same-origin stylesheets and scripts of one page. */
+export function layout(opts: { title: string; body: string; header?: string; head?: string }): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>${esc(opts.title)}</title><style>${STYLE}</style><script src="/assets/api-access.js" defer></script></head>
+<title>${esc(opts.title)}</title><style>${STYLE}</style><script src="/assets/api-access.js" defer></script>${opts.head ?? ''}</head>
 <body><header><strong>Supply Planning</strong>${opts.header ?? ''}</header><main>${opts.body}</main></body></html>`;
 }
 

@@ -1,12 +1,21 @@
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import cookieParser from 'cookie-parser';
 import express, { type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
-import { AppError, currentContext, isAppError, type CallOverrides, type Clients, type Logger } from '@supply/kit';
+import { AppError, currentContext, isAppError, parseId, type CallOverrides, type Clients, type Logger } from '@supply/kit';
 import type { supply_tokens_v1 } from '@supply/protos';
+import { DEFAULT_RETRY_AFTER_SECONDS, normalize } from '../http/errors';
+import { encodingChecked } from '../http/edge';
+import { PROBLEMS, type ProblemSlug } from '../http/problems';
 import { apiAccessPage, EXPIRY_CHOICES, loginPage, messagePage, PERMISSIONS, type ApiAccessView } from './html';
+import { explorerData, explorerPage } from './explorer';
 import { cookieOptions, csrfMatches, csrfToken, LOGIN_COOKIE, loginCookie, readCookie, SESSION_COOKIE } from './session';
 
 const SCRIPT = readFileSync(new URL('./assets/api-access.js', import.meta.url), 'utf8');
+const EXPLORER_SCRIPT = readFileSync(new URL('./assets/forecast-explorer.js', import.meta.url), 'utf8');
+/** uPlot, served from the installed package: the explorer works offline and under `script-src 'self'`. */
+const UPLOT_DIR = dirname(createRequire(import.meta.url).resolve('uplot'));
 const DAY_MS = 86_400_000;
 
 export interface WebPageDeps {
@@ -45,6 +54,15 @@ export function webPages(deps: WebPageDeps): Router {
   router.get('/assets/api-access.js', (_req, res) => {
     res.type('application/javascript').set('Cache-Control', 'public, max-age=300').send(SCRIPT);
   });
+  router.get('/assets/forecast-explorer.js', (_req, res) => {
+    res.type('application/javascript').set('Cache-Control', 'public, max-age=300').send(EXPLORER_SCRIPT);
+  });
+  router.get('/assets/uplot.js', (_req, res, next) => {
+    res.sendFile(join(UPLOT_DIR, 'uPlot.iife.min.js'), { maxAge: '1h', headers: { 'Content-Type': 'application/javascript; charset=utf-8' } }, (err) => err && next(err));
+  });
+  router.get('/assets/uplot.css', (_req, res, next) => {
+    res.sendFile(join(UPLOT_DIR, 'uPlot.min.css'), { maxAge: '1h', headers: { 'Content-Type': 'text/css; charset=utf-8' } }, (err) => err && next(err));
+  });
 
   // Only on the page routes: API answers keep their own caching headers and ignore cookies.
   const parseCookies = cookieParser();
@@ -75,8 +93,8 @@ export function webPages(deps: WebPageDeps): Router {
     }
   }
 
-  /** The signed-in user who may use the page, or a redirect to the login page. */
-  async function requireSession(req: Request, res: Response, tenant: Tenant) {
+  /** The signed-in user with at least View on `module`, or a redirect to the login page. */
+  async function requireSession(req: Request, res: Response, tenant: Tenant, module: 'public_api' | 'demand' = 'public_api') {
     const found = await sessionOf(req, tenant.slug);
     if (!found) {
       res.clearCookie(SESSION_COOKIE, cookieOptions(req, tenant.slug));
@@ -84,8 +102,8 @@ export function webPages(deps: WebPageDeps): Router {
       return null;
     }
     const user = found.session.user!;
-    if (!user.is_admin && (user.levels.public_api ?? 'none') === 'none') {
-      throw new PageError(403, 'No access', 'Your account has no access to the Public API module of this workspace.');
+    if (!user.is_admin && (user.levels[module] ?? 'none') === 'none') {
+      throw new PageError(403, 'No access', `Your account has no access to the ${module === 'demand' ? 'Demand' : 'Public API'} module of this workspace.`);
     }
     return { ...found, csrf: csrfToken(found.cookie, 'session') };
   }
@@ -105,7 +123,7 @@ export function webPages(deps: WebPageDeps): Router {
     res.type('html').send(loginPage({ tenant, csrf }));
   });
 
-  router.post('/:tenant/login', page, forms, async (req, res) => {
+  router.post('/:tenant/login', page, encodingChecked, forms, async (req, res) => {
     const tenant = await pageTenant(String(req.params.tenant));
     const cookie = readCookie(req, LOGIN_COOKIE);
     if (!csrfMatches(cookie, 'login', req.body?._token)) throw expired();
@@ -130,7 +148,7 @@ export function webPages(deps: WebPageDeps): Router {
     }
   });
 
-  router.post('/:tenant/logout', page, forms, async (req, res) => {
+  router.post('/:tenant/logout', page, encodingChecked, forms, async (req, res) => {
     const tenant = await pageTenant(String(req.params.tenant));
     const cookie = readCookie(req, SESSION_COOKIE);
     if (cookie) {
@@ -149,7 +167,16 @@ export function webPages(deps: WebPageDeps): Router {
     await renderApiAccess(res, 200, { tenant, session: signedIn.session, csrf: signedIn.csrf, notice });
   });
 
-  router.post('/:tenant/settings/api-access/tokens', page, forms, async (req, res) => {
+  router.get('/:tenant/forecasts/explorer', page, async (req, res) => {
+    const tenant = await pageTenant(String(req.params.tenant));
+    const signedIn = await requireSession(req, res, tenant, 'demand');
+    if (!signedIn) return;
+    const idParam = (name: string) => (typeof req.query[name] === 'string' ? (parseId(req.query[name] as string) ?? undefined) : undefined);
+    const data = await explorerData(clients, asTenant(tenant.slug), { item_location_id: idParam('item_location_id'), customer_group_id: idParam('customer_group_id') });
+    res.type('html').send(explorerPage({ slug: tenant.slug, tenantName: tenant.name, email: signedIn.session.user!.email, csrf: signedIn.csrf, data }));
+  });
+
+  router.post('/:tenant/settings/api-access/tokens', page, encodingChecked, forms, async (req, res) => {
     const tenant = await pageTenant(String(req.params.tenant));
     const signedIn = await requireSession(req, res, tenant);
     if (!signedIn) return;
@@ -186,13 +213,13 @@ export function webPages(deps: WebPageDeps): Router {
     }
   });
 
-  router.post('/:tenant/settings/api-access/tokens/:id/revoke', page, forms, async (req, res) => {
+  router.post('/:tenant/settings/api-access/tokens/:id/revoke', page, encodingChecked, forms, async (req, res) => {
     const tenant = await pageTenant(String(req.params.tenant));
     const signedIn = await requireSession(req, res, tenant);
     if (!signedIn) return;
     if (!csrfMatches(signedIn.cookie, 'session', req.body?._token)) throw expired();
-    const id = /^[1-9][0-9]{0,15}$/.test(String(req.params.id)) ? Number(String(req.params.id)) : 0;
-    if (!id) throw notFound();
+    const id = parseId(String(req.params.id));
+    if (id === null) throw notFound();
     try {
       await clients.tokens.revokeToken({ actor: { user_id: signedIn.session.user!.id, operator: false }, id }, asTenant(tenant.slug));
     } catch (err) {
@@ -206,6 +233,16 @@ export function webPages(deps: WebPageDeps): Router {
   router.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     if (res.headersSent) return void res.end();
     if (err instanceof PageError) return void res.status(err.status).type('html').send(messagePage(err.title, err.text));
+    // A service away (another process, restarting) is a moment's wait, as on the API routes.
+    if (isAppError(err) && err.code === 'unavailable') {
+      return void res.status(503).setHeader('Retry-After', String(DEFAULT_RETRY_AFTER_SECONDS)).type('html').send(messagePage('Service unavailable', 'The page could not be shown. Try again in a moment.'));
+    }
+    // A body the form parser refuses (unknown encoding, not so encoded, too large) is the client's, as on the API.
+    const refusal = normalize(err, req);
+    const slug = refusal.details.problem as ProblemSlug | undefined;
+    if (slug && PROBLEMS[slug].status < 500) {
+      return void res.status(PROBLEMS[slug].status).type('html').send(messagePage(PROBLEMS[slug].title, refusal.message));
+    }
     deps.logger.error({ err, path: req.path }, 'page failed');
     res.status(500).type('html').send(messagePage('Something went wrong', 'The page could not be shown. Try again in a moment.'));
   });

@@ -74,6 +74,7 @@ export function legacySalesRoutes(clients: Clients): RouteDef[] {
       tag: 'Legacy',
       access: { kind: 'legacy', module: 'demand', level: 'view' },
       dialect: 'legacy',
+      deprecated: true,
       query: legacySalesQuery,
       async handler({ query }) {
         const currentIndex = query.current_index ?? 0;

@@ -32,6 +32,7 @@ export function legacySupplyPlanRoutes(clients: Clients): RouteDef[] {
       tag: 'Legacy',
       access: { kind: 'legacy', module: 'supply', level: 'view' },
       dialect: 'legacy',
+      deprecated: true,
       query: z.object({ item_name: name, location_name: name, view_name: name.optional() }),
       async handler({ query }) {
         const { records } = await clients.transactional.listLegacySupplyPlan({

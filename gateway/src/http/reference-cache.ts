@@ -1,0 +1,142 @@
+import type { Bus, Subscription } from '@supply/kit';
+import { REFERENCE_CHANGED, type ReferenceChangedEvent } from '@supply/reference/events';
+
+/** One cached answer: the JSON body as sent and its entity tag. */
+export interface CachedAnswer {
+  body: string;
+  etag: string;
+}
+
+interface Entry extends CachedAnswer {
+  tenant: string;
+  storedAt: number;
+  bytes: number;
+}
+
+export interface ReferenceCacheOptions {
+  /** Total body bytes kept; the least recently used answers go first. */
+  maxBytes: number;
+  /** No answer is served older than this, should an invalidation be lost. */
+  ttlMs: number;
+  /** Monotonic milliseconds. */
+  clock?: () => number;
+}
+
+/**
+ * Reference read answers per tenant and URL. Every reference write drops the tenant's answers:
+ * the reference service pushes REFERENCE_CHANGED over the bus to every gateway, and the gateway
+ * that carried the write drops them at once too. A read that started before a drop does not
+ * store its (possibly older) answer: each tenant has a generation, bumped on every drop.
+ */
+export class ReferenceCache {
+  readonly #entries = new Map<string, Entry>();
+  readonly #generations = new Map<string, number>();
+  /** Broadcasts heard per tenant, and writes waiting to hear one (see awaitBroadcast). */
+  readonly #heard = new Map<string, number>();
+  readonly #listeners = new Set<() => void>();
+  #following = false;
+  readonly #maxBytes: number;
+  readonly #ttlMs: number;
+  readonly #clock: () => number;
+  #bytes = 0;
+
+  constructor(opts: ReferenceCacheOptions) {
+    this.#maxBytes = opts.maxBytes;
+    this.#ttlMs = opts.ttlMs;
+    this.#clock = opts.clock ?? (() => performance.now());
+  }
+
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** The tenant's current generation; pass it back to `set` so a drop in between discards the answer. */
+  generation(tenant: string): number {
+    return this.#generations.get(tenant) ?? 0;
+  }
+
+  get(tenant: string, url: string): CachedAnswer | undefined {
+    const key = keyOf(tenant, url);
+    const entry = this.#entries.get(key);
+    if (entry === undefined) return undefined;
+    if (this.#clock() - entry.storedAt >= this.#ttlMs) {
+      this.#delete(key, entry);
+      return undefined;
+    }
+    // Map order is the LRU order: a hit moves the entry to the young end.
+    this.#entries.delete(key);
+    this.#entries.set(key, entry);
+    return entry;
+  }
+
+  set(tenant: string, url: string, generation: number, answer: CachedAnswer): void {
+    if (generation !== this.generation(tenant)) return;
+    const bytes = Buffer.byteLength(answer.body) + url.length + 64;
+    if (bytes > this.#maxBytes / 4) return;
+    const key = keyOf(tenant, url);
+    const old = this.#entries.get(key);
+    if (old !== undefined) this.#delete(key, old);
+    this.#entries.set(key, { ...answer, tenant, storedAt: this.#clock(), bytes });
+    this.#bytes += bytes;
+    for (const [k, e] of this.#entries) {
+      if (this.#bytes <= this.#maxBytes) break;
+      this.#delete(k, e);
+    }
+  }
+
+  /** Drops every answer of the tenant (a reference write happened). */
+  forgetTenant(tenant: string): void {
+    this.#generations.set(tenant, this.generation(tenant) + 1);
+    for (const [k, e] of this.#entries) if (e.tenant === tenant) this.#delete(k, e);
+  }
+
+  /** Follows the reference service's change broadcasts until the subscription is closed. */
+  follow(bus: Bus): Promise<Subscription> {
+    this.#following = true;
+    return bus.subscribe<ReferenceChangedEvent>(REFERENCE_CHANGED, (e) => {
+      if (typeof e?.tenant !== 'string') return;
+      this.forgetTenant(e.tenant);
+      this.#heard.set(e.tenant, this.heard(e.tenant) + 1);
+      for (const listener of this.#listeners) listener();
+    });
+  }
+
+  /** How many change broadcasts for the tenant this gateway has heard. */
+  heard(tenant: string): number {
+    return this.#heard.get(tenant) ?? 0;
+  }
+
+  /**
+   * Resolves once a broadcast for the tenant beyond `count` has come back to this gateway (or after
+   * `timeoutMs`). A write answered after its own broadcast made the round trip through the bus has
+   * reached the other gateways' subscriptions too, so their next read does not serve the old answer.
+   */
+  awaitBroadcast(tenant: string, count: number, timeoutMs: number): Promise<void> {
+    if (!this.#following || this.heard(tenant) > count) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.#listeners.delete(check);
+        resolve();
+      };
+      const check = () => {
+        if (this.heard(tenant) > count) done();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      this.#listeners.add(check);
+    });
+  }
+
+  #delete(key: string, entry: Entry): void {
+    this.#entries.delete(key);
+    this.#bytes -= entry.bytes;
+  }
+}
+
+function keyOf(tenant: string, url: string): string {
+  return `${tenant}\n${url}`;
+}

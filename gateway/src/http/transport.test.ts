@@ -1,0 +1,74 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { request, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import express from 'express';
+import { ConfigError, loadConfig } from '@supply/kit';
+import { compressAnswers } from './transport';
+
+function get(port: number, path: string): Promise<{ headers: IncomingHttpHeaders; bytes: Buffer }> {
+  return new Promise((resolve, reject) => {
+    request({ port, path, headers: { 'Accept-Encoding': 'gzip, br' } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ headers: res.headers, bytes: Buffer.concat(chunks) }));
+    })
+      .on('error', reject)
+      .end();
+  });
+}
+
+describe('compressAnswers', () => {
+  let server: Server;
+  let port: number;
+  const big = 'x'.repeat(20_000);
+  const gz = gzipSync(Buffer.from(big));
+
+  before(async () => {
+    const app = express();
+    app.use(compressAnswers(1024));
+    app.get('/json', (_req, res) => res.json({ big }));
+    app.get('/csv', (_req, res) => res.type('text/csv').send(`a,b\n${big}`));
+    app.get('/small', (_req, res) => res.json({ small: true }));
+    app.get('/zip', (_req, res) => res.type('application/zip').send(Buffer.from(big)));
+    app.get('/pre-encoded', (_req, res) => res.set('Content-Encoding', 'gzip').type('application/json').send(gz));
+    server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  after(() => server.close());
+
+  it('compresses JSON and CSV above the threshold with the encoding the client prefers', async () => {
+    assert.equal((await get(port, '/json')).headers['content-encoding'], 'br');
+    assert.equal((await get(port, '/csv')).headers['content-encoding'], 'br');
+  });
+
+  it('never compresses small answers, binary types or an answer that is already encoded', async () => {
+    assert.equal((await get(port, '/small')).headers['content-encoding'], undefined);
+    assert.equal((await get(port, '/zip')).headers['content-encoding'], undefined);
+    const pre = await get(port, '/pre-encoded');
+    assert.equal(pre.headers['content-encoding'], 'gzip');
+    assert.deepEqual(pre.bytes, gz, 'sent byte for byte, not compressed twice');
+  });
+});
+
+describe('CORS_ORIGINS', () => {
+  // The all-in-one target keeps generated secrets in DATA_DIR.
+  const dir = mkdtempSync(join(tmpdir(), 'cors-config-'));
+  const env = (extra: Record<string, string> = {}) => ({ DATA_DIR: dir, ...extra });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('is off unless set, and takes a comma list of origins', () => {
+    assert.equal(loadConfig({}, env()).CORS_ORIGINS, undefined);
+    assert.deepEqual(loadConfig({}, env({ CORS_ORIGINS: 'https://a.example, http://localhost:5173' })).CORS_ORIGINS, ['https://a.example', 'http://localhost:5173']);
+  });
+
+  it('refuses anything but scheme://host[:port] origins', () => {
+    for (const bad of ['*', 'a.example', 'https://a.example/path', 'ftp://a.example']) {
+      assert.throws(() => loadConfig({}, env({ CORS_ORIGINS: bad })), (err: Error) => err instanceof ConfigError && /CORS_ORIGINS/.test(err.message), bad);
+    }
+  });
+});

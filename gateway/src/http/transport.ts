@@ -1,0 +1,48 @@
+import compression from 'compression';
+import cors from 'cors';
+import type { Request, RequestHandler, Response } from 'express';
+
+/** Text answers worth compressing; images, archives and anything already encoded are sent as they are. */
+const COMPRESSIBLE = /^(application\/(?:[\w.+-]*\+)?json|text\/csv|application\/javascript|text\/html|text\/css)\b/i;
+
+/** gzip or brotli (as the client prefers) for JSON, CSV and page answers of at least `thresholdBytes`. */
+export function compressAnswers(thresholdBytes: number): RequestHandler {
+  return compression({
+    threshold: thresholdBytes,
+    filter: (req: Request, res: Response) => {
+      if (res.getHeader('Content-Encoding')) return false;
+      return COMPRESSIBLE.test(String(res.getHeader('Content-Type') ?? '')) && compression.filter(req, res);
+    },
+  });
+}
+
+/** Headers a browser client may send cross-origin, and those it may read from the answer. */
+const ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Accept', 'Idempotency-Key', 'X-Request-Id', 'X-Requested-With'];
+const EXPOSED_HEADERS = [
+  'X-Request-Id',
+  'RateLimit',
+  'RateLimit-Policy',
+  'Credits-Remaining',
+  'Retry-After',
+  'Idempotent-Replayed',
+  'Location',
+  'Deprecation',
+  'Sunset',
+];
+
+/**
+ * CORS for the listed origins only (bearer tokens, never cookies: no credentials); a
+ * preflight is answered 204 and cached by the browser for `maxAgeSeconds`.
+ */
+export function corsFor(origins: readonly string[], maxAgeSeconds: number): RequestHandler {
+  const allowed = new Set(origins.map((o) => o.toLowerCase()));
+  return cors({
+    origin: (origin, callback) => callback(null, origin !== undefined && allowed.has(origin.toLowerCase())),
+    methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
+    allowedHeaders: ALLOWED_HEADERS,
+    exposedHeaders: EXPOSED_HEADERS,
+    credentials: false,
+    maxAge: maxAgeSeconds,
+    optionsSuccessStatus: 204,
+  });
+}
