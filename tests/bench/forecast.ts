@@ -1,146 +1,471 @@
 /**
- * Forecast accuracy and speed on the 1,428 monthly series of M3: fit on all but
- * the last 18 points, forecast 18, score sMAPE (M3 definition, 0-200) and MASE
- * (scaled by in-sample seasonal naive MAE, m = 12). `auto` is compared with
- * baselines computed in the same run. Single-threaded, so series/s is per core.
+ * Forecast accuracy, intervals and speed of the engine's `auto` next to classical
+ * baselines computed in the same run, on:
+ *  - the 1,428 monthly series of M3 (fit on all but the last 18 points, forecast 18),
+ *  - the 5,000 RAF spare parts (intermittent and lumpy; fit 72 months, forecast 12),
+ *  - each split into two halves by a hash of the series id (A and B), so a change
+ *    tuned on one half can be checked on the other,
+ *  - simulated series of each Syntetos-Boylan class and of other periodicities
+ *    (seeded, so every run sees the same data).
+ * Scores: sMAPE (0-200), MASE (seasonal naive scale; lag 1 for intermittent sets),
+ * OWA against Naive2, RMSSE and bias (as ../shared/data/intermittent-baselines.mjs),
+ * coverage of the 80% and 95% intervals and MSIS (M4, 95%), series per CPU-second.
+ * When Rscript with the `forecast` package is present, R's ets, thetaf,
+ * auto.arima, croston and the mean of ets/auto.arima/thetaf run on a sample of
+ * each shared set and are printed beside the engine on the same sample.
  *
- *   npx tsx tests/bench/forecast.ts          (M3_CSV overrides the data file,
- *   BENCH_ALGORITHMS=auto,theta limits the methods)
+ *   npm run bench -- forecast
+ *   env: M3_CSV, RAF_CSV (data files), BENCH_SAMPLE=k (every k-th series, for
+ *   iteration), BENCH_SETS=m3,raf,sim (which sets), BENCH_R_SERIES=n (R on about n
+ *   evenly spaced series per shared set; default 200), BENCH_R=0 (skip R), BENCH_FAST=1 (skip the slow ets
+ *   baseline), BENCH_SIM_COUNT=n (series per simulated set; default 200)
  */
-import { createReadStream } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import {
-  ALGORITHMS,
-  type Algorithm,
-  forecastSeries,
-  isAlgorithm,
-  meanAbsoluteScaledError,
-  symmetricMape,
-} from '../../services/compute/src/forecast/index';
+import { type Algorithm, type SeriesForecast, forecastSeries } from '../../services/compute/src/forecast/index';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const PERIOD = 12;
-const GOAL_SMAPE = 13.85;
-const GOAL_SERIES_PER_SECOND = 20;
-const DEFAULT_ALGORITHMS: Algorithm[] = [
-  'auto',
-  'naive2',
-  'seasonal_naive',
-  'ses',
-  'theta',
-  'optimized_theta',
-  'damped',
-  'combination',
-];
 
-interface M3Series {
+const GOALS = { m3Smape: 13.5, m3Owa: 0.8, coveragePoints: 3, seriesPerCpuSecond: 100, rafSes: 0.624, rafSba: 0.636, bias: 0.05 };
+
+interface Series {
   id: string;
   history: number[];
   actual: number[];
 }
 
-async function loadSeries(file: string): Promise<M3Series[]> {
-  const lines = createInterface({ input: createReadStream(file), crlfDelay: Infinity });
-  const series: M3Series[] = [];
-  let header: string[] | null = null;
-  let lineNumber = 0;
-  for await (const line of lines) {
-    lineNumber++;
-    if (line.trim() === '') continue;
+interface DataSet {
+  name: string;
+  period: number;
+  /** Intermittent sets use lag-1 MASE scale, as the intermittent literature does. */
+  intermittent: boolean;
+  series: Series[];
+}
+
+function loadCsv(file: string): Series[] {
+  const lines = readFileSync(file, 'utf8').split(/\r?\n/).filter((l) => l.trim() !== '');
+  const header = lines[0].split(',').map((f) => f.trim());
+  for (const column of ['series', 'h', 'values']) {
+    if (!header.includes(column)) throw new Error(`${file}: missing column "${column}"`);
+  }
+  return lines.slice(1).map((line, i) => {
     const fields = line.split(',');
-    if (!header) {
-      header = fields.map((f) => f.trim());
-      for (const column of ['series', 'n', 'h', 'values']) {
-        if (!header.includes(column)) throw new Error(`${file}: missing column "${column}"`);
-      }
-      continue;
-    }
-    const field = (name: string) => fields[(header as string[]).indexOf(name)] ?? '';
+    const field = (name: string) => fields[header.indexOf(name)] ?? '';
     const values = field('values').trim().split(/\s+/).map(Number);
     const horizon = Number(field('h'));
     if (values.some((v) => !Number.isFinite(v)) || !(horizon > 0) || values.length <= horizon) {
-      throw new Error(`${file}:${lineNumber}: malformed series "${field('series')}"`);
+      throw new Error(`${file}:${i + 2}: malformed series "${field('series')}"`);
     }
-    series.push({
-      id: field('series'),
-      history: values.slice(0, values.length - horizon),
-      actual: values.slice(values.length - horizon),
-    });
-  }
-  return series;
+    return { id: field('series'), history: values.slice(0, -horizon), actual: values.slice(-horizon) };
+  });
 }
 
-interface Score {
-  algorithm: Algorithm;
-  smape: number;
-  mase: number;
-  seriesPerSecond: number;
+/** FNV-1a of the id: a split that does not depend on file order. */
+function half(id: string): 'A' | 'B' {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193) >>> 0;
+  return hash % 2 === 0 ? 'A' : 'B';
 }
 
-function evaluate(series: readonly M3Series[], algorithm: Algorithm): Score {
-  let smapeSum = 0;
-  let maseSum = 0;
-  let maseCount = 0;
-  let elapsed = 0;
-  for (const s of series) {
-    const started = performance.now();
-    const { forecast } = forecastSeries(s.history, {
-      horizon: s.actual.length,
-      period: PERIOD,
-      algorithm,
-      evaluate: false,
-    });
-    elapsed += performance.now() - started;
-    smapeSum += symmetricMape(s.actual, forecast);
-    const mase = meanAbsoluteScaledError(s.actual, forecast, s.history, PERIOD);
-    if (mase !== null) {
-      maseSum += mase;
-      maseCount++;
-    }
-  }
-  return {
-    algorithm,
-    smape: smapeSum / series.length,
-    mase: maseCount > 0 ? maseSum / maseCount : Number.NaN,
-    seriesPerSecond: series.length / (elapsed / 1000),
+// ---------- simulated series ----------
+
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
 
-function chosenAlgorithms(): Algorithm[] {
-  const requested = process.env.BENCH_ALGORITHMS;
-  if (!requested) return DEFAULT_ALGORITHMS;
-  const names = requested.split(',').map((s) => s.trim());
-  for (const name of names) {
-    if (!isAlgorithm(name)) throw new Error(`BENCH_ALGORITHMS: unknown "${name}" (known: ${ALGORITHMS.join(', ')})`);
+function normal(next: () => number): number {
+  return Math.sqrt(-2 * Math.log(1 - next())) * Math.cos(2 * Math.PI * next());
+}
+
+function poisson(next: () => number, mean: number): number {
+  const limit = Math.exp(-mean);
+  let k = 0;
+  let p = next();
+  while (p > limit) {
+    k++;
+    p *= next();
   }
-  return names as Algorithm[];
+  return k;
+}
+
+type DemandClass = 'smooth' | 'erratic' | 'intermittent' | 'lumpy';
+
+/** Monthly demand of one Syntetos-Boylan class; a fifth of the series drift in level or fade out. */
+function demandSeries(next: () => number, demandClass: DemandClass, length: number): number[] {
+  const occurrence = demandClass === 'smooth' || demandClass === 'erratic' ? 0.97 : 0.15 + 0.4 * next();
+  const size = 2 + 40 * next();
+  const variable = demandClass === 'erratic' || demandClass === 'lumpy';
+  const drift = next() < 0.2 ? (next() < 0.5 ? -1 : 1) * (0.3 + 0.5 * next()) : 0;
+  const seasonal = next() < 0.3 ? 0.3 * next() : 0;
+  return Array.from({ length }, (_, t) => {
+    const change = 1 + (drift * t) / length;
+    const season = 1 + seasonal * Math.sin((2 * Math.PI * t) / 12);
+    if (next() > Math.min(1, occurrence * Math.max(0.05, change))) return 0;
+    const mean = size * season;
+    const value = variable ? mean * Math.exp(1.1 * normal(next) - 0.6) : 1 + poisson(next, Math.max(0, mean * 0.3 - 1)) + mean * 0.7;
+    return Math.max(1, Math.round(value));
+  });
+}
+
+/** Trended, seasonal (when period > 1) positive series with multiplicative noise. */
+function periodicSeries(next: () => number, period: number, length: number, noise: number): number[] {
+  let level = 100 + 900 * next();
+  const growth = (next() - 0.4) * 0.02 * (period > 1 ? 12 / Math.max(period, 12) : 3);
+  const amplitude = period > 1 ? 0.1 + 0.4 * next() : 0;
+  const phase = 2 * Math.PI * next();
+  const values: number[] = [];
+  for (let t = 0; t < length; t++) {
+    level *= 1 + growth + 0.3 * noise * normal(next);
+    const season = period > 1 ? 1 + amplitude * Math.sin((2 * Math.PI * t) / period + phase) : 1;
+    values.push(Math.max(0, Math.round(level * season * (1 + noise * normal(next)))));
+  }
+  return values;
+}
+
+function simulate(name: string, count: number, horizon: number, make: (next: () => number, i: number) => number[]): Series[] {
+  const next = rng([...name].reduce((h, c) => Math.imul(h ^ c.charCodeAt(0), 16777619) >>> 0, 2166136261));
+  return Array.from({ length: count }, (_, i) => {
+    const values = make(next, i);
+    return { id: `${name}-${i}`, history: values.slice(0, -horizon), actual: values.slice(-horizon) };
+  });
+}
+
+function simulatedSets(count: number): DataSet[] {
+  const classes: DemandClass[] = ['smooth', 'erratic', 'intermittent', 'lumpy'];
+  return [
+    ...classes.map((c) => ({
+      name: `sim ${c} (monthly)`,
+      period: 12,
+      intermittent: c === 'intermittent' || c === 'lumpy',
+      series: simulate(c, count, 12, (next) => demandSeries(next, c, 48 + Math.floor(next() * 48))),
+    })),
+    { name: 'sim yearly', period: 1, intermittent: false, series: simulate('yearly', count, 6, (next) => periodicSeries(next, 1, 20 + Math.floor(next() * 25), 0.05)) },
+    { name: 'sim quarterly', period: 4, intermittent: false, series: simulate('quarterly', count, 8, (next) => periodicSeries(next, 4, 24 + Math.floor(next() * 40), 0.06)) },
+    { name: 'sim weekly', period: 52, intermittent: false, series: simulate('weekly', count, 13, (next) => periodicSeries(next, 52, 120 + Math.floor(next() * 100), 0.1)) },
+    { name: 'sim daily (weekly season)', period: 7, intermittent: false, series: simulate('daily', count, 14, (next) => periodicSeries(next, 7, 90 + Math.floor(next() * 200), 0.12)) },
+  ];
+}
+
+// ---------- methods and scores ----------
+
+interface Run {
+  forecasts: number[][];
+  intervals: SeriesForecast['intervals'][] | null;
+  models: string[];
+  cpuSeconds: number;
+}
+
+/** SES with alpha 0.1 started at the first value, exactly the intermittent-set baseline. */
+function fixedSes(values: readonly number[], horizon: number): number[] {
+  let level = values[0] ?? 0;
+  for (const v of values.slice(1)) level += 0.1 * (v - level);
+  return new Array<number>(horizon).fill(level);
+}
+
+function cpuSeconds(): number {
+  const usage = process.cpuUsage();
+  return (usage.user + usage.system) / 1e6;
+}
+
+function runEngine(set: DataSet, algorithm: Algorithm, withIntervals: boolean): Run {
+  const run: Run = { forecasts: [], intervals: withIntervals ? [] : null, models: [], cpuSeconds: 0 };
+  const started = cpuSeconds();
+  for (const s of set.series) {
+    const result = forecastSeries(s.history, {
+      horizon: s.actual.length,
+      period: set.period,
+      algorithm,
+      constraint: 'non_negative',
+      evaluate: withIntervals,
+    });
+    run.forecasts.push(result.forecast);
+    run.intervals?.push(result.intervals);
+    run.models.push(result.model);
+  }
+  run.cpuSeconds = cpuSeconds() - started;
+  return run;
+}
+
+function runFunction(set: DataSet, f: (values: readonly number[], horizon: number) => number[]): Run {
+  const started = cpuSeconds();
+  const forecasts = set.series.map((s) => f(s.history, s.actual.length));
+  return { forecasts, intervals: null, models: [], cpuSeconds: cpuSeconds() - started };
+}
+
+interface Score {
+  smape: number;
+  mase: number;
+  rmsse: number;
+  bias: number;
+  coverage80: number;
+  coverage95: number;
+  msis: number;
+}
+
+function scaleOf(history: readonly number[], lag: number): { mae: number; mse: number } {
+  const l = history.length > lag ? lag : 1;
+  let mae = 0;
+  let mse = 0;
+  for (let t = l; t < history.length; t++) {
+    const d = history[t] - history[t - l];
+    mae += Math.abs(d);
+    mse += d * d;
+  }
+  const n = Math.max(1, history.length - l);
+  return { mae: mae / n, mse: mse / n };
+}
+
+function score(set: DataSet, run: Run, indices: readonly number[]): Score {
+  const totals = { smape: 0, mase: 0, nMase: 0, rmsse: 0, nRmsse: 0, bias: 0, nBias: 0, in80: 0, in95: 0, points: 0, msis: 0, nMsis: 0 };
+  for (const i of indices) {
+    const s = set.series[i];
+    const f = run.forecasts[i];
+    const h = s.actual.length;
+    const seasonalScale = scaleOf(s.history, set.intermittent ? 1 : set.period).mae;
+    const lag1 = scaleOf(s.history, 1);
+    const level = s.history.reduce((a, v) => a + Math.abs(v), 0) / s.history.length;
+    let smape = 0;
+    let ae = 0;
+    let se = 0;
+    let b = 0;
+    for (let j = 0; j < h; j++) {
+      const y = s.actual[j];
+      const denominator = Math.abs(y) + Math.abs(f[j]);
+      if (denominator > 0) smape += (200 * Math.abs(y - f[j])) / denominator;
+      ae += Math.abs(y - f[j]);
+      se += (y - f[j]) ** 2;
+      b += f[j] - y;
+    }
+    totals.smape += smape / h;
+    if (seasonalScale > 0) {
+      totals.mase += ae / h / seasonalScale;
+      totals.nMase++;
+    }
+    if (lag1.mse > 0) {
+      totals.rmsse += Math.sqrt(se / h / lag1.mse);
+      totals.nRmsse++;
+    }
+    if (level > 0) {
+      totals.bias += b / h / level;
+      totals.nBias++;
+    }
+    const intervals = run.intervals?.[i];
+    if (intervals) {
+      let msis = 0;
+      for (let j = 0; j < h; j++) {
+        const y = s.actual[j];
+        if (y >= intervals.lo80[j] && y <= intervals.hi80[j]) totals.in80++;
+        if (y >= intervals.lo95[j] && y <= intervals.hi95[j]) totals.in95++;
+        totals.points++;
+        const lo = intervals.lo95[j];
+        const hi = intervals.hi95[j];
+        msis += hi - lo + (2 / 0.05) * Math.max(0, lo - y) + (2 / 0.05) * Math.max(0, y - hi);
+      }
+      if (seasonalScale > 0) {
+        totals.msis += msis / h / seasonalScale;
+        totals.nMsis++;
+      }
+    }
+  }
+  const ratio = (a: number, n: number) => (n > 0 ? a / n : Number.NaN);
+  return {
+    smape: ratio(totals.smape, indices.length),
+    mase: ratio(totals.mase, totals.nMase),
+    rmsse: ratio(totals.rmsse, totals.nRmsse),
+    bias: ratio(totals.bias, totals.nBias),
+    coverage80: ratio(100 * totals.in80, totals.points),
+    coverage95: ratio(100 * totals.in95, totals.points),
+    msis: ratio(totals.msis, totals.nMsis),
+  };
+}
+
+function fmt(value: number, digits = 3, width = 7): string {
+  return (Number.isFinite(value) ? value.toFixed(digits) : '-').padStart(width);
+}
+
+function printTable(title: string, set: DataSet, runs: Map<string, Run>, indices: readonly number[]): Map<string, Score> {
+  const scores = new Map<string, Score>();
+  for (const [name, run] of runs) scores.set(name, score(set, run, indices));
+  const naive2 = scores.get('naive2');
+  console.log(`\n${title}: ${indices.length} series`);
+  console.log('method                    sMAPE    MASE     OWA   RMSSE    bias   cov80   cov95    MSIS  series/CPU-s');
+  for (const [name, s] of scores) {
+    const owa = naive2 ? (s.smape / naive2.smape + s.mase / naive2.mase) / 2 : Number.NaN;
+    const run = runs.get(name) as Run;
+    const speed = run.cpuSeconds > 0 ? set.series.length / run.cpuSeconds : Number.NaN;
+    const bias = Number.isFinite(s.bias) ? `${s.bias >= 0 ? '+' : ''}${s.bias.toFixed(3)}` : '-';
+    console.log(
+      `${name.padEnd(22)} ${fmt(s.smape)} ${fmt(s.mase)} ${fmt(owa)} ${fmt(s.rmsse)} ${bias.padStart(7)} ${fmt(s.coverage80, 1)} ${fmt(s.coverage95, 1)} ${fmt(s.msis, 2)} ${fmt(speed, speed < 10 ? 2 : 0, 13)}`,
+    );
+  }
+  return scores;
+}
+
+// ---------- R's forecast package ----------
+
+const R_METHODS = ['R ets', 'R thetaf', 'R auto.arima', 'R croston', 'R mean(ets,arima,theta)'] as const;
+
+const R_SCRIPT = `
+suppressMessages(library(forecast))
+args <- commandArgs(trailingOnly = TRUE)
+lines <- readLines(args[1])
+out <- file(args[2], "w")
+for (line in lines) {
+  parts <- strsplit(line, ",")[[1]]
+  m <- as.numeric(parts[2]); h <- as.integer(parts[3])
+  y <- ts(as.numeric(strsplit(parts[4], " ")[[1]]), frequency = m)
+  safe <- function(f) tryCatch(as.numeric(f()), error = function(e) rep(NA, h))
+  e <- safe(function() forecast(ets(y), h = h)$mean)
+  th <- safe(function() thetaf(y, h = h)$mean)
+  a <- safe(function() forecast(auto.arima(y), h = h)$mean)
+  cr <- safe(function() croston(y, h = h)$mean)
+  comb <- (e + a + th) / 3
+  for (r in list(e, th, a, cr, comb)) writeLines(paste(parts[1], paste(r, collapse = " "), sep = ","), out)
+}
+close(out)
+`;
+
+function rAvailable(): boolean {
+  if (process.env.BENCH_R === '0') return false;
+  const probe = spawnSync('Rscript', ['-e', 'suppressMessages(library(forecast))'], { stdio: 'ignore' });
+  return probe.status === 0;
+}
+
+/** R forecasts for the sampled series (indices into set.series), NaN where R failed. */
+function runR(set: DataSet, sample: readonly number[]): Map<string, Run> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'bench-forecast-r-'));
+  try {
+    const input = path.join(dir, 'in.csv');
+    const output = path.join(dir, 'out.csv');
+    writeFileSync(path.join(dir, 'bench.R'), R_SCRIPT);
+    writeFileSync(
+      input,
+      sample.map((i) => `${i},${set.period},${set.series[i].actual.length},${set.series[i].history.join(' ')}`).join('\n') + '\n',
+    );
+    const started = Date.now();
+    execFileSync('Rscript', [path.join(dir, 'bench.R'), input, output], { stdio: 'inherit' });
+    const seconds = (Date.now() - started) / 1000;
+    const runs = new Map<string, Run>(
+      R_METHODS.map((m) => [m, { forecasts: set.series.map((s) => new Array<number>(s.actual.length).fill(Number.NaN)), intervals: null, models: [], cpuSeconds: 0 }]),
+    );
+    const rows = readFileSync(output, 'utf8').trim().split('\n');
+    rows.forEach((row, k) => {
+      const [index, values] = row.split(',');
+      const forecast = values.split(' ').map((v) => (v === 'NA' ? Number.NaN : Number(v)));
+      (runs.get(R_METHODS[k % R_METHODS.length]) as Run).forecasts[Number(index)] = forecast;
+    });
+    // R's time covers all five methods together (wall clock, one process).
+    for (const run of runs.values()) run.cpuSeconds = (seconds * set.series.length) / sample.length;
+    return runs;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// ---------- driver ----------
+
+function baselines(set: DataSet): Map<string, Run> {
+  const runs = new Map<string, Run>();
+  runs.set('auto', runEngine(set, 'auto', true));
+  runs.set('naive2', runEngine(set, 'naive2', false));
+  runs.set('naive', runEngine(set, 'naive', false));
+  if (set.period > 1) runs.set('seasonal_naive', runEngine(set, 'seasonal_naive', false));
+  runs.set('ses', runEngine(set, 'ses', false));
+  runs.set('theta', runEngine(set, 'theta', false));
+  if (process.env.BENCH_FAST !== '1') runs.set('ets', runEngine(set, 'ets', false));
+  if (set.intermittent) {
+    runs.set('ses (alpha 0.1)', runFunction(set, fixedSes));
+    runs.set('croston-sba', runEngine(set, 'sba', false));
+    runs.set('zero', runFunction(set, (_, h) => new Array<number>(h).fill(0)));
+  }
+  return runs;
+}
+
+function modelMix(run: Run): string {
+  const counts = new Map<string, number>();
+  for (const m of run.models) counts.set(m.replace(/\(.*\)/, ''), (counts.get(m.replace(/\(.*\)/, '')) ?? 0) + 1);
+  return [...counts].sort((a, b) => b[1] - a[1]).map(([m, c]) => `${m} ${c}`).join(', ');
+}
+
+function sampled<T>(items: readonly T[], every: number): T[] {
+  return every > 1 ? items.filter((_, i) => i % every === 0) : items.slice();
+}
+
+function goal(label: string, met: boolean, detail: string): void {
+  console.log(`goal ${label}: ${met ? 'met' : 'NOT met'} (${detail})`);
 }
 
 export async function run(): Promise<void> {
-  const file = process.env.M3_CSV ?? path.resolve(repoRoot, '../shared/data/m3-monthly.csv');
-  const series = await loadSeries(file);
-  console.log(`M3 monthly: ${series.length} series from ${file}, horizon 18, single thread`);
-  const scores = chosenAlgorithms().map((algorithm) => evaluate(series, algorithm));
-  console.log('');
-  console.log('algorithm            sMAPE    MASE   series/s');
-  for (const s of scores) {
-    console.log(
-      `${s.algorithm.padEnd(18)} ${s.smape.toFixed(3).padStart(7)} ${s.mase.toFixed(3).padStart(7)} ${s.seriesPerSecond
-        .toFixed(1)
-        .padStart(10)}`,
-    );
+  const every = Math.max(1, Number(process.env.BENCH_SAMPLE ?? 1));
+  const sets = (process.env.BENCH_SETS ?? 'm3,raf,sim').split(',');
+  const withR = rAvailable();
+  const rTarget = Math.max(1, Number(process.env.BENCH_R_SERIES ?? 200));
+  console.log(withR ? `R forecast package: present (R on about ${rTarget} evenly spaced series of each shared set)` : 'R forecast package: absent (Rscript or library(forecast) not found); R peers not printed');
+
+  const shared: DataSet[] = [];
+  if (sets.includes('m3')) {
+    const file = process.env.M3_CSV ?? path.resolve(repoRoot, '../shared/data/m3-monthly.csv');
+    shared.push({ name: 'M3 monthly', period: 12, intermittent: false, series: sampled(loadCsv(file), every) });
   }
-  const auto = scores.find((s) => s.algorithm === 'auto');
-  if (auto) {
-    const accuracyMet = auto.smape <= GOAL_SMAPE;
-    const speedMet = auto.seriesPerSecond >= GOAL_SERIES_PER_SECOND;
-    console.log('');
-    console.log(`goal sMAPE <= ${GOAL_SMAPE}: ${accuracyMet ? 'met' : 'NOT met'} (${auto.smape.toFixed(3)})`);
-    console.log(
-      `goal >= ${GOAL_SERIES_PER_SECOND} series/s per core: ${speedMet ? 'met' : 'NOT met'} (${auto.seriesPerSecond.toFixed(1)})`,
-    );
+  if (sets.includes('raf')) {
+    const file = process.env.RAF_CSV ?? path.resolve(repoRoot, '../shared/data/intermittent-raf.csv');
+    shared.push({ name: 'RAF intermittent', period: 12, intermittent: true, series: sampled(loadCsv(file), every) });
+  }
+  for (const set of shared) {
+    const runs = baselines(set);
+    if (set.intermittent) {
+      // What the service's default whole-unit constraint does to the same forecasts.
+      const started = cpuSeconds();
+      const whole = set.series.map((s) => forecastSeries(s.history, { horizon: s.actual.length, period: set.period, constraint: 'integer' }).forecast);
+      runs.set('auto (whole units)', { forecasts: whole, intervals: null, models: [], cpuSeconds: cpuSeconds() - started });
+    }
+    const all = set.series.map((_, i) => i);
+    const scores = printTable(`${set.name}, all`, set, runs, all);
+    for (const h of ['A', 'B'] as const) printTable(`${set.name}, half ${h}`, set, runs, all.filter((i) => half(set.series[i].id) === h));
+    console.log(`auto's models: ${modelMix(runs.get('auto') as Run)}`);
+    if (withR) {
+      const rEvery = Math.max(1, Math.ceil(all.length / rTarget));
+      const sample = all.filter((i) => i % rEvery === 0);
+      const rRuns = runR(set, sample);
+      const joint = new Map<string, Run>([...runs].filter(([name]) => ['auto', 'naive2', 'ses', 'theta', 'ets', 'croston-sba', 'ses (alpha 0.1)'].includes(name)));
+      for (const [name, r] of rRuns) joint.set(name, r);
+      printTable(`${set.name}, R sample (series/CPU-s for R: wall clock of all five R methods)`, set, joint, sample);
+    }
+    const auto = scores.get('auto') as Score;
+    const speed = set.series.length / (runs.get('auto') as Run).cpuSeconds;
+    if (set.intermittent) {
+      goal(`RMSSE < SES ${GOALS.rafSes} and < Croston-SBA ${GOALS.rafSba}`, auto.rmsse < GOALS.rafSes && auto.rmsse < GOALS.rafSba, auto.rmsse.toFixed(3));
+      goal(`|bias| <= ${GOALS.bias}`, Math.abs(auto.bias) <= GOALS.bias, auto.bias.toFixed(3));
+    } else {
+      const n2 = scores.get('naive2') as Score;
+      const owa = (auto.smape / n2.smape + auto.mase / n2.mase) / 2;
+      goal(`sMAPE <= ${GOALS.m3Smape}`, auto.smape <= GOALS.m3Smape, auto.smape.toFixed(3));
+      goal(`OWA <= ${GOALS.m3Owa}`, owa <= GOALS.m3Owa, owa.toFixed(3));
+      goal(
+        `coverage within ${GOALS.coveragePoints} points of 80/95`,
+        Math.abs(auto.coverage80 - 80) <= GOALS.coveragePoints && Math.abs(auto.coverage95 - 95) <= GOALS.coveragePoints,
+        `${auto.coverage80.toFixed(1)} / ${auto.coverage95.toFixed(1)}`,
+      );
+      goal(`>= ${GOALS.seriesPerCpuSecond} series per CPU-second`, speed >= GOALS.seriesPerCpuSecond, speed.toFixed(0));
+    }
+  }
+
+  if (sets.includes('sim')) {
+    const count = Math.max(10, Math.round(Number(process.env.BENCH_SIM_COUNT ?? 200) / every));
+    for (const set of simulatedSets(count)) {
+      const runs = baselines(set);
+      printTable(set.name, set, runs, set.series.map((_, i) => i));
+    }
   }
 }
 

@@ -1,7 +1,11 @@
 // The gateway's hot path: `GET /demo/api/v1/uoms` through authentication (cached
 // principal), both gates, validation, one meter call (rate + credits), one gRPC call to the
 // reference service and its store read, the envelope, and the usage record on the bus;
-// side by side in the same run with a bare Express handler answering the same body.
+// side by side in the same run with (a) a bare Express handler answering the same body and
+// (b) Express plus one raw grpc-js unary call to a server answering the same bytes from memory
+// (the floor of this architecture); the full path with the reference cache off (every read goes
+// to the service: the miss path) and on (hits); then all of them at a fixed offered load (70% of
+// the full path's maximum) for p50/p99.
 // `npm run bench -- gateway` or `npx tsx tests/bench/gateway.ts`.
 // BENCH_SECONDS (default 5), BENCH_ROUNDS (3) and BENCH_CONNECTIONS (32) tune the runs;
 // REDIS_URL meters in Redis.
@@ -13,6 +17,7 @@ import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { availableParallelism, loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
+import * as grpc from '@grpc/grpc-js';
 import express from 'express';
 import { createClient } from 'redis';
 import { api, startSystem } from '../support/system';
@@ -35,8 +40,9 @@ interface Figures {
   errors: number;
 }
 
-async function load(url: string, headers: Record<string, string>, seconds: number): Promise<Figures> {
+async function load(url: string, headers: Record<string, string>, seconds: number, rate?: number): Promise<Figures> {
   const args = [AUTOCANNON, '--json', '-c', String(CONNECTIONS), '-d', String(seconds)];
+  if (rate !== undefined) args.push('-R', String(Math.round(rate)));
   for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}=${value}`);
   const cpu = process.cpuUsage();
   const child = spawn(process.execPath, [...args, url], { stdio: ['ignore', 'pipe', 'ignore'] });
@@ -76,52 +82,118 @@ const row = (name: string, f: Figures) =>
   `  ${name.padEnd(38)} ${Math.round(f.rps).toLocaleString('en-US').padStart(7)} req/s   p50 ${String(f.p50).padStart(3)} ms   p99 ${String(f.p99).padStart(3)} ms   CPU ${String(Math.round(f.cpuUs)).padStart(5)} µs/req` +
   (f.non2xx || f.errors ? `   (non-2xx ${f.non2xx}, errors ${f.errors})` : '');
 
+const identity = (b: Buffer) => b;
+
+/** A grpc-js server with one unary method answering `bytes` from memory, and a client of it. */
+async function rawGrpc(bytes: Buffer): Promise<{ call(): Promise<Buffer>; close(): void }> {
+  const server = new grpc.Server();
+  const definition: grpc.ServiceDefinition = {
+    Get: {
+      path: '/bench.Echo/Get',
+      requestStream: false,
+      responseStream: false,
+      requestSerialize: identity,
+      requestDeserialize: identity,
+      responseSerialize: identity,
+      responseDeserialize: identity,
+    },
+  };
+  server.addService(definition, { Get: (_call: unknown, callback: grpc.sendUnaryData<Buffer>) => callback(null, bytes) });
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  );
+  const client = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+  const empty = Buffer.alloc(0);
+  return {
+    call: () =>
+      new Promise<Buffer>((resolve, reject) =>
+        client.makeUnaryRequest('/bench.Echo/Get', identity, identity, empty, (err, value) => (err ? reject(err) : resolve(value!))),
+      ),
+    close() {
+      client.close();
+      server.forceShutdown();
+    },
+  };
+}
+
 export async function run(): Promise<void> {
   // REDIS_URL meters in Redis (under a namespace of this run); otherwise the in-memory meter.
   const redisUrl = process.env.REDIS_URL;
   const namespace = `bench-${randomBytes(4).toString('hex')}`;
-  const sys = await startSystem({ env: redisUrl ? { REDIS_URL: redisUrl, BUS_NAMESPACE: namespace } : {} });
+  const meterEnv: Record<string, string> = redisUrl ? { REDIS_URL: redisUrl, BUS_NAMESPACE: namespace } : {};
+  const cached = await startSystem({ env: meterEnv });
+  const uncached = await startSystem({ env: { ...meterEnv, REFERENCE_CACHE: 'off' } });
   const bare = express();
-  let server: Server | undefined;
+  const floor = express();
+  const servers: Server[] = [];
+  let grpcFloor: Awaited<ReturnType<typeof rawGrpc>> | undefined;
   try {
     // Limits high enough that the bench measures the path, not the throttle.
-    await sys.clients.tokens.updateTenant({ slug: 'demo', rate_limit: 1_000_000_000, monthly_credits: 1_000_000_000 });
-    const token = await sys.tokenFor('demo', 'planner@demo.test', ['public_api.read']);
-    const headers = { Authorization: `Bearer ${token}`, Accept: 'application/json' };
-    const first = await api(sys, PATH, { token });
+    const tokens: string[] = [];
+    for (const sys of [cached, uncached]) {
+      await sys.clients.tokens.updateTenant({ slug: 'demo', rate_limit: 1_000_000_000, monthly_credits: 1_000_000_000 });
+      tokens.push(await sys.tokenFor('demo', 'planner@demo.test', ['public_api.read']));
+    }
+    const headersOf = (token: string) => ({ Authorization: `Bearer ${token}`, Accept: 'application/json' });
+    const first = await api(uncached, PATH, { token: tokens[1]! });
     if (first.status !== 200 || !first.headers.get('ratelimit')) throw new Error(`full path answered ${first.status}: ${first.text}`);
+    const hit = await api(cached, PATH, { token: tokens[0]! });
+    // Two systems seed the same records (at different times), so the answers differ only in timestamps.
+    if (hit.status !== 200 || hit.text.length !== first.text.length) throw new Error(`cached path answered ${hit.status}: ${hit.text}`);
 
     const body = first.body;
     bare.disable('x-powered-by');
     bare.get(PATH, (_req, res) => {
       res.json(body);
     });
-    server = createServer(bare);
-    const bareUrl = `${await listen(server)}${PATH}`;
-    const fullUrl = `${sys.baseUrl}${PATH}`;
+    grpcFloor = await rawGrpc(Buffer.from(first.text));
+    floor.disable('x-powered-by');
+    floor.get(PATH, (_req, res, next) => {
+      grpcFloor!.call().then((bytes) => res.type('application/json').send(bytes), next);
+    });
+    const urlOf = async (app: express.Express) => {
+      const server = createServer(app);
+      servers.push(server);
+      return `${await listen(server)}${PATH}`;
+    };
+    const targets = [
+      { name: '(a) bare Express handler, same body', url: await urlOf(bare), headers: headersOf('x') },
+      { name: '(b) Express + raw grpc-js unary call', url: await urlOf(floor), headers: headersOf('x') },
+      { name: '(c) full path, cache off (miss path)', url: `${uncached.baseUrl}${PATH}`, headers: headersOf(tokens[1]!) },
+      { name: 'full path, cache hit', url: `${cached.baseUrl}${PATH}`, headers: headersOf(tokens[0]!) },
+    ];
 
-    // Warm both (JIT, connection pools, caches), then alternate, so drift in the machine's load hits both alike.
-    await load(bareUrl, headers, 2);
-    await load(fullUrl, headers, 2);
-    const bareRounds: Figures[] = [];
-    const fullRounds: Figures[] = [];
+    // Warm every target (JIT, connection pools, caches), then alternate, so drift in the machine's load hits all alike.
+    for (const t of targets) await load(t.url, t.headers, 2);
+    const rounds = targets.map((): Figures[] => []);
     for (let i = 0; i < ROUNDS; i++) {
-      bareRounds.push(await load(bareUrl, headers, SECONDS));
-      fullRounds.push(await load(fullUrl, headers, SECONDS));
+      for (const [k, t] of targets.entries()) rounds[k]!.push(await load(t.url, t.headers, SECONDS));
     }
-    const [bareFigures, fullFigures] = [median(bareRounds), median(fullRounds)];
-    const credits = await api(sys, '/demo/api/v1/credits', { token });
+    const max = rounds.map(median);
+    const [a, b, c, hitMax] = max as [Figures, Figures, Figures, Figures];
+    // Latency at a fixed offered load every target can carry: 70% of the full path's maximum.
+    const offered = 0.7 * c.rps;
+    const fixed: Figures[] = [];
+    for (const t of targets) fixed.push(await load(t.url, t.headers, SECONDS, offered));
 
     console.log(`GET ${PATH}, ${CONNECTIONS} connections, median of ${ROUNDS} alternating rounds of ${SECONDS} s, meter: ${redisUrl ? 'Redis' : 'memory'}, load average ${loadavg()[0]!.toFixed(1)} on ${availableParallelism()} CPUs`);
-    console.log(row('bare Express handler, same body', bareFigures));
-    console.log(row('full path (auth, meter, gRPC, store)', fullFigures));
-    console.log(`  full / bare throughput                 ${(fullFigures.rps / bareFigures.rps).toFixed(2)}   (goal: at least 0.50)`);
-    console.log(`  bare / full CPU per request            ${(bareFigures.cpuUs / fullFigures.cpuUs).toFixed(2)}   (CPU time of the server process; less sensitive to other load on the machine)`);
-    console.log(`  rounds, req/s: bare ${bareRounds.map((f) => Math.round(f.rps)).join(', ')}; full ${fullRounds.map((f) => Math.round(f.rps)).join(', ')}`);
-    console.log(`  credits spent in the run               ${(1_000_000_000 - credits.body.data[0].balance).toLocaleString('en-US')}`);
+    console.log('maximum throughput:');
+    for (const [k, t] of targets.entries()) console.log(row(t.name, max[k]!));
+    console.log(`at a fixed offered load of ${Math.round(offered)} req/s (70% of (c)):`);
+    for (const [k, t] of targets.entries()) console.log(row(t.name, fixed[k]!));
+    const ratio = (x: Figures, y: Figures) => (x.rps / y.rps).toFixed(2);
+    const cpuRatio = (x: Figures, y: Figures) => (y.cpuUs / x.cpuUs).toFixed(2);
+    console.log(`  (c)/(b) throughput ${ratio(c, b)} (goal 0.70), CPU ${cpuRatio(c, b)}`);
+    console.log(`  (c)/(a) throughput ${ratio(c, a)}, CPU ${cpuRatio(c, a)}`);
+    console.log(`  (b)/(a) throughput ${ratio(b, a)}, CPU ${cpuRatio(b, a)}`);
+    console.log(`  cached/(a) throughput ${ratio(hitMax, a)} (goal 0.50), CPU ${cpuRatio(hitMax, a)}`);
+    console.log(`  cached/(c) throughput ${ratio(hitMax, c)}`);
+    for (const [k, t] of targets.entries()) console.log(`  rounds, req/s, ${t.name}: ${rounds[k]!.map((f) => Math.round(f.rps)).join(', ')}`);
   } finally {
-    server?.close();
-    await sys.stop();
+    for (const server of servers) server.close();
+    grpcFloor?.close();
+    await cached.stop();
+    await uncached.stop();
     if (redisUrl) {
       const redis = createClient({ url: redisUrl });
       await redis.connect();

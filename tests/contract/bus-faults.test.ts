@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +14,7 @@ import { pino } from 'pino';
 import { isAppError } from '@supply/kit/errors';
 import { openBus, type Bus, type Delivery } from '@supply/kit/bus/index';
 import { openStore } from '@supply/kit/store/index';
+import { Relay } from '../support/relay';
 
 const run = promisify(execFile);
 const runNamespace = `test-bus-faults-${process.pid}-${Date.now().toString(36)}`;
@@ -32,37 +33,6 @@ function capturedLogger(): { logger: pino.Logger; messages: string[] } {
   const messages: string[] = [];
   const logger = pino({ level: 'info' }, { write: (line: string) => void messages.push(JSON.parse(line).msg as string) });
   return { logger, messages };
-}
-
-/** A TCP relay to the broker that the test can cut and restore, to stage an outage without touching the broker. */
-class Relay {
-  private server: Server | null = null;
-  private readonly sockets = new Set<Socket>();
-  port = 0;
-  constructor(private readonly upstream: { host: string; port: number }) {}
-
-  async start(): Promise<void> {
-    const server = createServer((client) => {
-      const upstream = connect(this.upstream.port, this.upstream.host);
-      for (const socket of [client, upstream]) {
-        this.sockets.add(socket);
-        socket.on('close', () => this.sockets.delete(socket));
-        socket.on('error', () => undefined);
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    server.listen(this.port, '127.0.0.1');
-    await once(server, 'listening');
-    this.port = (server.address() as AddressInfo).port;
-    this.server = server;
-  }
-
-  async cut(): Promise<void> {
-    for (const socket of this.sockets) socket.destroy();
-    const server = this.server;
-    this.server = null;
-    if (server) await new Promise((resolve) => server.close(resolve));
-  }
 }
 
 /** The broker-side ids of the connections our bus opened, found by the connection name it announces. */
@@ -100,7 +70,7 @@ function amqpFaults(url: string): void {
   describe('Bus faults: amqp', function () {
     this.timeout(40_000);
     const queues = ['fault-stream', 'fault-outage', 'fault-deleted'];
-    after(() => deleteQueues(url, queues.flatMap((q) => [`${runNamespace}.${q}`, `${runNamespace}.${q}.dead`])));
+    after(() => deleteQueues(url, queues.flatMap((q) => [`${runNamespace}.${q}`, `${runNamespace}.${q}.dead`, `${runNamespace}.${q}.retry`])));
 
     it('reconnects after the broker force-closes its connection mid-stream, and no message is lost', async () => {
       const { logger, messages } = capturedLogger();

@@ -4,10 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import amqp from 'amqplib';
-import { isAppError } from '@supply/kit/errors';
+import { currentContext, runWithContext, type RequestContext } from '@supply/kit/context';
+import { AppError, isAppError } from '@supply/kit/errors';
 import { openBus, type Bus, type Delivery, type OpenBusOptions } from '@supply/kit/bus/index';
 import { openStore } from '@supply/kit/store/index';
 import type { Store } from '@supply/kit/store/store';
+import { Metrics } from '@supply/kit/metrics/metrics';
 
 /** Keeps this run's queues and exchanges apart from other runs on the same broker or store. */
 const runNamespace = `test-bus-${process.pid}-${Date.now().toString(36)}`;
@@ -18,7 +20,7 @@ const tuning = { maxDeliveries: MAX_DELIVERIES, drainTimeoutMs: 300, redeliveryD
 
 interface BusContractTarget {
   /** A new bus on the same backing state (store or broker) and namespace each call. */
-  open(): Promise<Bus>;
+  open(overrides?: Partial<OpenBusOptions>): Promise<Bus>;
   /** Called once after the suite with every queue and topic name it used. */
   cleanup?(queues: string[], topics: string[]): Promise<void>;
 }
@@ -81,6 +83,43 @@ function busContract(name: string, target: BusContractTarget): void {
       assert.deepEqual(received, bodies);
     });
 
+    it("runs the handler with the sender's request id, and its tenant for log lines only (both travel in headers); without them, in a context of its own", async () => {
+      const q = queue('context');
+      await runWithContext({ requestId: 'req-ctx-1', tenant: 'demo' }, () => bus.send(q, 'with'));
+      await bus.send(q, 'without');
+      const seen: Array<{ body: unknown; requestId?: string; tenant?: string; originTenant?: string }> = [];
+      await bus.consume(q, async (body) => {
+        seen.push({ body, requestId: currentContext()?.requestId, tenant: currentContext()?.tenant, originTenant: currentContext()?.originTenant });
+      });
+      await until(() => seen.length === 2, 'two deliveries');
+      assert.deepEqual(seen[0], { body: 'with', requestId: 'req-ctx-1', tenant: undefined, originTenant: 'demo' });
+      assert.equal(seen[1]!.tenant, undefined);
+      assert.equal(seen[1]!.originTenant, undefined);
+      assert.notEqual(seen[1]!.requestId, 'req-ctx-1');
+    });
+
+    it('tells how many messages a queue holds and how many consumers it has', async () => {
+      const q = queue('stats');
+      await bus.send(q, 1);
+      await bus.send(q, 2);
+      const before = await bus.queueStats!(q);
+      assert.equal(before.messages, 2);
+      assert.equal(before.consumers, 0);
+      // Only the embedded bus can tell the oldest message's age (RabbitMQ does not).
+      if (name === 'embedded') assert.ok(before.oldestAgeSeconds! >= 0 && before.oldestAgeSeconds! < 60, String(before.oldestAgeSeconds));
+      const got: unknown[] = [];
+      await bus.consume(q, async (body) => void got.push(body));
+      await until(() => got.length === 2, 'both messages');
+      let after = await bus.queueStats!(q);
+      for (let i = 0; i < 50 && after.messages > 0; i++) {
+        await sleep(20);
+        after = await bus.queueStats!(q);
+      }
+      assert.deepEqual({ messages: after.messages, consumers: after.consumers }, { messages: 0, consumers: 1 });
+      // Nothing waits in an empty queue, where the bus can tell.
+      if (name === 'embedded') assert.equal(after.oldestAgeSeconds, 0);
+    });
+
     it('keeps the caller messageId, assigns distinct ones otherwise', async () => {
       const q = queue('ids');
       await bus.send(q, 'a', { messageId: 'order-17' });
@@ -139,6 +178,117 @@ function busContract(name: string, target: BusContractTarget): void {
       assert.deepEqual(await bus.deadLetters(q, 0), []);
       await sleep(300);
       assert.equal(counts.length, MAX_DELIVERIES, 'no delivery after dead-lettering');
+    });
+
+    it('retries a retryable failure past maxDeliveries with growing jittered delays, counting no delivery', async () => {
+      const q = queue('outage');
+      const slow = await target.open({ redeliveryDelayMs: 100, redeliveryMaxDelayMs: 2_000 });
+      extra.push(slow);
+      await slow.send(q, { chunk: 1 }, { messageId: 'outage-1' });
+      const failures = MAX_DELIVERIES + 3;
+      const seen: Array<Delivery & { at: number }> = [];
+      await slow.consume(q, async (_body, delivery) => {
+        seen.push({ ...delivery, at: Date.now() });
+        if (seen.length <= failures) throw new AppError('unavailable', 'The store is unavailable.');
+      });
+      await until(() => seen.length === failures + 1, 'the delivery after the outage', 15_000);
+      assert.deepEqual(new Set(seen.map((d) => d.deliveryCount)), new Set([1]), 'retryable failures burn no delivery');
+      assert.deepEqual(new Set(seen.map((d) => d.messageId)), new Set(['outage-1']));
+      // Full jitter up to 100, 200, ... 2,000 ms: the sum is far above 300 ms but for a negligible chance.
+      assert.ok(seen[seen.length - 1]!.at - seen[0]!.at > 300, 'retries back off rather than spin');
+      await sleep(200);
+      assert.equal(seen.length, failures + 1, 'acked once it succeeded');
+      assert.deepEqual(await slow.deadLetters(q), []);
+    });
+
+    it("keeps the sender's request id and tenant across retries of both kinds, and counts each failure by the adapter's verdict", async () => {
+      const q = queue('retry-context');
+      const metrics = new Metrics({ defaultMetrics: false });
+      const counted = await target.open({ metrics });
+      extra.push(counted);
+      await runWithContext({ requestId: 'req-retry-1', tenant: 'demo' }, () => counted.send(q, 'body', { messageId: 'retry-ctx-1' }));
+      // Two permanent failures use up all but the last delivery; a retryable one then must not dead-letter it.
+      const failures = [new Error('bad'), new Error('bad'), new AppError('unavailable', 'The store is unavailable.')];
+      const seen: Array<{ requestId?: string; originTenant?: string; deliveryCount: number }> = [];
+      await counted.consume(q, async (body, delivery) => {
+        if (body === 'poison') throw new Error('cannot process');
+        seen.push({ requestId: currentContext()?.requestId, originTenant: currentContext()?.originTenant, deliveryCount: delivery.deliveryCount });
+        const failure = failures[seen.length - 1];
+        if (failure) throw failure;
+      });
+      await until(() => seen.length === 4, 'the delivery after three failures', 15_000);
+      assert.deepEqual(seen.map((s) => s.deliveryCount), [1, 2, 3, 3]);
+      for (const s of seen) assert.deepEqual({ requestId: s.requestId, originTenant: s.originTenant }, { requestId: 'req-retry-1', originTenant: 'demo' });
+      const counts = async () => {
+        const outcomes = (await metrics.busMessages.get()).values.filter((v) => v.labels.queue === q);
+        const count = (outcome: string) => outcomes.find((v) => v.labels.outcome === outcome)?.value ?? 0;
+        return { acked: count('acknowledged'), retried: count('retried'), dead: count('dead_lettered'), delivered: count('delivered') };
+      };
+      const settled = async (what: string, done: (c: Awaited<ReturnType<typeof counts>>) => boolean) => {
+        for (let i = 0; i < 300; i++) {
+          const c = await counts();
+          if (done(c)) return c;
+          await sleep(50);
+        }
+        throw new Error(`timed out waiting for ${what}: ${JSON.stringify(await counts())}`);
+      };
+      assert.deepEqual(await settled('the ack', (c) => c.acked === 1), { acked: 1, retried: 3, dead: 0, delivered: 4 });
+      // A poison message: retried until its last allowed delivery, then one dead letter.
+      await counted.send(q, 'poison', { messageId: 'retry-ctx-2' });
+      assert.deepEqual(await settled('the dead letter', (c) => c.dead === 1), { acked: 1, retried: 3 + MAX_DELIVERIES - 1, dead: 1, delivered: 4 + MAX_DELIVERIES });
+    });
+
+    it('dead-letters a retryable failure once the outage window has passed, telling onDeadLetter why', async () => {
+      const q = queue('window');
+      const brief = await target.open({ outageWindowMs: 400, redeliveryDelayMs: 20, redeliveryMaxDelayMs: 100 });
+      extra.push(brief);
+      await brief.send(q, { chunk: 2 }, { messageId: 'window-1' });
+      let attempts = 0;
+      const hooked: Array<{ body: unknown; delivery: Delivery; error: unknown }> = [];
+      const started = Date.now();
+      await brief.consume(
+        q,
+        async () => {
+          attempts++;
+          throw new AppError('deadline_exceeded', 'The peer did not answer in time.');
+        },
+        { onDeadLetter: async (body, delivery, error) => void hooked.push({ body, delivery, error }) },
+      );
+      let dead: Array<{ messageId: string; body: unknown }> = [];
+      for (let i = 0; i < 100 && dead.length === 0; i++) {
+        dead = await brief.deadLetters(q);
+        if (dead.length === 0) await sleep(50);
+      }
+      assert.deepEqual(dead, [{ messageId: 'window-1', body: { chunk: 2 } }]);
+      assert.ok(Date.now() - started >= 400, 'not before the window ended');
+      assert.ok(attempts > MAX_DELIVERIES, `retried through the window (${attempts} attempts)`);
+      assert.equal(hooked.length, 1);
+      assert.deepEqual(hooked[0]!.body, { chunk: 2 });
+      assert.equal(hooked[0]!.delivery.messageId, 'window-1');
+      assert.ok(isAppError(hooked[0]!.error) && hooked[0]!.error.code === 'deadline_exceeded');
+    });
+
+    it('calls onDeadLetter once, on the last allowed delivery of a poison message', async () => {
+      const q = queue('poison-hook');
+      await bus.send(q, { bad: 1 }, { messageId: 'poison-hook-1' });
+      const hooked: Delivery[] = [];
+      const verdicts: Array<[boolean | undefined, boolean | undefined]> = [];
+      let attempts = 0;
+      await bus.consume(
+        q,
+        async (_body, delivery) => {
+          attempts++;
+          // What a throw would do now: a permanent failure dead-letters on the last delivery, a retryable one not yet.
+          verdicts.push([delivery.willDeadLetter?.(new Error('x')), delivery.willDeadLetter?.(new AppError('unavailable', 'x'))]);
+          throw new Error('cannot parse');
+        },
+        { onDeadLetter: async (_body, delivery) => void hooked.push(delivery) },
+      );
+      await until(() => hooked.length === 1, 'the dead-letter hook');
+      await sleep(200);
+      assert.equal(attempts, MAX_DELIVERIES);
+      assert.deepEqual(hooked, [{ messageId: 'poison-hook-1', deliveryCount: MAX_DELIVERIES }]);
+      assert.deepEqual(verdicts, Array.from({ length: MAX_DELIVERIES }, (_, i) => [i === MAX_DELIVERIES - 1, false]));
     });
 
     it('never runs more handlers at once than prefetch, and does use it', async () => {
@@ -242,6 +392,26 @@ function busContract(name: string, target: BusContractTarget): void {
       ]);
     });
 
+    it("runs every handler in a context of its own, never the sender's (its principal would act for the delivery); a work-queue delivery keeps only the sender's request id", async () => {
+      const q = queue('context');
+      const t = topic('context');
+      const sender: RequestContext = { requestId: 'req-a', tenant: 'demo', principal: { tenant: 'demo', tokenId: 1, userId: 1, scopes: ['*'], isAdmin: true } };
+      const seen: Array<RequestContext | undefined> = [];
+      await bus.consume(q, async () => void seen.push(currentContext()));
+      await bus.subscribe(t, async () => void seen.push(currentContext()));
+      await runWithContext(sender, async () => {
+        await bus.send(q, { n: 1 });
+        await bus.publish(t, { n: 2 });
+      });
+      await until(() => seen.length === 2, 'both deliveries');
+      for (const ctx of seen) {
+        assert.equal(ctx?.principal, undefined);
+        assert.equal(ctx?.tenant, undefined);
+      }
+      // The work queue's consumer logs under the request that sent the message; the event subscriber does not.
+      assert.deepEqual(seen.map((ctx) => ctx?.requestId === 'req-a').sort(), [false, true]);
+    });
+
     it('stops delivering to a closed consumer and refuses work once closed', async () => {
       const q = queue('closing');
       const got: unknown[] = [];
@@ -273,7 +443,7 @@ async function deleteAmqpTopology(url: string, namespace: string, queues: string
   const connection = await amqp.connect(url);
   try {
     for (const name of queues) {
-      for (const q of [`${namespace}.${name}`, `${namespace}.${name}.dead`]) {
+      for (const q of [`${namespace}.${name}`, `${namespace}.${name}.dead`, `${namespace}.${name}.retry`]) {
         const channel = await connection.createChannel();
         await channel.deleteQueue(q).catch(() => undefined);
         await channel.close().catch(() => undefined);
@@ -297,7 +467,7 @@ function embeddedTarget(): BusContractTarget {
       return { store: await openStore({ database: 'bus', dataDir }), dataDir };
     })());
   return {
-    open: async () => openBus({ store: (await backing()).store, namespace: runNamespace, ...tuning }),
+    open: async (overrides) => openBus({ store: (await backing()).store, namespace: runNamespace, ...tuning, ...overrides }),
     cleanup: async () => {
       if (!opened) return;
       const { store, dataDir } = await opened;
@@ -312,7 +482,7 @@ busContract('embedded', embeddedTarget());
 const amqpUrl = process.env.AMQP_URL;
 if (amqpUrl) {
   busContract('amqp', {
-    open: () => openBus({ amqpUrl, namespace: runNamespace, ...tuning }),
+    open: (overrides) => openBus({ amqpUrl, namespace: runNamespace, ...tuning, ...overrides }),
     cleanup: (queues, topics) => deleteAmqpTopology(amqpUrl, runNamespace, queues, topics),
   });
 } else {

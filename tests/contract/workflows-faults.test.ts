@@ -247,7 +247,10 @@ describe('workflows faults', function () {
       assert.equal(job.status, 'partially_succeeded', JSON.stringify(job));
       assert.deepEqual(job.result, { created: 1_500, updated: 0, deleted: 0, unchanged: 0, failed: 1_000 });
       assert.deepEqual(job.progress, { processed: 2_500, total: 2_500 });
-      assert.match(job.message, /Chunk 1 \(rows 1000-1999\) failed 5 times and went to the dead-letter queue/);
+      assert.match(job.message, /Chunk 1 \(rows 1000-1999\) was not loaded: it failed with an internal error\. It went to the dead-letter queue\./);
+      const chunkError = job.errors.find((e: { field: string }) => e.field === 'chunk.1');
+      assert.deepEqual(chunkError && { row: chunkError.row, field: chunkError.field }, { row: 1000, field: 'chunk.1' }, JSON.stringify(job.errors));
+      assert.match(chunkError.message, /^Chunk 1 \(rows 1000-1999\) was not loaded: it failed with an internal error\./);
       const dead = await (await sys.proc.deps.bus()).deadLetters<{ job_id: number; seq: number; step: string }>(CHUNKS_QUEUE, 1000);
       assert.deepEqual(dead.filter((m) => m.body.job_id === jobId).map((m) => [m.body.seq, m.body.step]), [[1, 'load']]);
       const stored = await salesRecords(sys.clients, 'demo', { customer_group_names: ['Retail'], sell_date_from: rows.from, sell_date_to: rows.to });

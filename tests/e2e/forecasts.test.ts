@@ -117,15 +117,16 @@ describe('forecasts: POST /forecasts/generate', function () {
   it('forecasts every customer group of an item; re-running replaces rather than duplicates, with the same values', async () => {
     const first = await run({ item_name: 'SKU-0002', forecast_periods: 6 });
     assert.equal(first.status, 'succeeded', first.message);
-    assert.deepEqual(first.progress, { processed: 3, total: 3 });
-    assert.deepEqual(first.result, { created: 18, updated: 0, deleted: 0, unchanged: 0, failed: 0 });
+    // SKU-0002 is stocked at Partner-Mart too, so the partner's own account buys it: four customer groups.
+    assert.deepEqual(first.progress, { processed: 4, total: 4 });
+    assert.deepEqual(first.result, { created: 24, updated: 0, deleted: 0, unchanged: 0, failed: 0 });
     const before = await forecastsOf('SKU-0002');
-    assert.equal(before.length, 18);
-    assert.deepEqual([...new Set(before.map((r) => r.customer_group_name))], ['Online', 'Retail', 'Wholesale']);
+    assert.equal(before.length, 24);
+    assert.deepEqual([...new Set(before.map((r) => r.customer_group_name))], ['Online', 'Partner-Mart', 'Retail', 'Wholesale']);
 
     // Same input, same forecast: every record matched unchanged.
     const again = await run({ item_name: 'SKU-0002', forecast_periods: 6 });
-    assert.deepEqual(again.result, { created: 0, updated: 0, deleted: 0, unchanged: 18, failed: 0 });
+    assert.deepEqual(again.result, { created: 0, updated: 0, deleted: 0, unchanged: 24, failed: 0 });
     const same = await forecastsOf('SKU-0002');
     assert.deepEqual(same.map((r) => [r.customer_group_name, r.sell_date, r.quantity]), before.map((r) => [r.customer_group_name, r.sell_date, r.quantity]));
 
@@ -134,10 +135,10 @@ describe('forecasts: POST /forecasts/generate', function () {
     const shorter = await run({ item_id: await itemId('SKU-0002'), forecast_periods: 4 });
     assert.equal(shorter.status, 'succeeded', shorter.message);
     assert.equal(shorter.result.created, 0);
-    assert.equal(shorter.result.updated + shorter.result.unchanged, 12);
-    assert.equal(shorter.result.deleted, 6);
+    assert.equal(shorter.result.updated + shorter.result.unchanged, 16);
+    assert.equal(shorter.result.deleted, 8);
     const after = await forecastsOf('SKU-0002');
-    assert.deepEqual(after.map((r) => r.sell_date), [...WEEKS_2025.slice(0, 4), ...WEEKS_2025.slice(0, 4), ...WEEKS_2025.slice(0, 4)]);
+    assert.deepEqual(after.map((r) => r.sell_date), [...WEEKS_2025.slice(0, 4), ...WEEKS_2025.slice(0, 4), ...WEEKS_2025.slice(0, 4), ...WEEKS_2025.slice(0, 4)]);
     // The series forecast earlier by another run keeps its forecast.
     assert.equal((await forecastsOf('SKU-0001', 'Retail')).length, 12);
   });
@@ -177,7 +178,7 @@ describe('forecasts: POST /forecasts/generate', function () {
     const dry = res.body.data[0];
     assert.equal(dry.dry_run, true);
     assert.equal(dry.scope, 'all');
-    assert.equal(dry.series_count, 144);
+    assert.equal(dry.series_count, 156, '48 items x 3 shared customer groups, and the 12 items Partner-Mart buys');
     assert.equal(dry.series.length, 100);
     assert.deepEqual(Object.keys(dry.series[0]).sort(), ['customer_group_id', 'customer_group_name', 'item_customer_group_id', 'item_id', 'item_name']);
     assert.equal(dry.forecast_periods, 26);
@@ -250,7 +251,7 @@ describe('forecasts: POST /forecasts/generate', function () {
     const first = await generate({ scope: 'all' }, { headers: key });
     assert.equal(first.status, 202, first.text);
     const jobId = first.body.data[0].job_id;
-    assert.equal(first.body.data[0].forecast.series_count, 144);
+    assert.equal(first.body.data[0].forecast.series_count, 156);
 
     const replay = await generate({ scope: 'all' }, { headers: key });
     assert.equal(replay.status, 202, replay.text);
@@ -269,13 +270,13 @@ describe('forecasts: POST /forecasts/generate', function () {
 
     const job = await waitForJob(sys, 'demo', token, jobId, 60_000);
     assert.equal(job.status, 'succeeded', job.message);
-    assert.deepEqual(job.progress, { processed: 144, total: 144 });
+    assert.deepEqual(job.progress, { processed: 156, total: 156 });
     const { created, updated, unchanged, failed } = job.result;
-    assert.equal(created + updated + unchanged, 144 * 12);
+    assert.equal(created + updated + unchanged, 156 * 12);
     assert.equal(failed, 0);
     // Every series' forecast is now this run's: 12 periods each, nothing left over from earlier runs.
-    assert.equal(await allForecastCount(), 144 * 12);
-    assert.equal((await forecastsOf('SKU-0002')).length, 36);
+    assert.equal(await allForecastCount(), 156 * 12);
+    assert.equal((await forecastsOf('SKU-0002')).length, 48);
 
     // The tenant is free again as soon as the job says it finished.
     const next = await generate({ item_name: 'SKU-0001', customer_group_name: 'Online' });
@@ -286,7 +287,8 @@ describe('forecasts: POST /forecasts/generate', function () {
 
   it('publishes the enumerations in the OpenAPI document', async () => {
     const doc = (await api(sys, '/openapi.json')).body;
-    const schema = doc.paths['/{tenant}/api/v1/forecasts/generate'].post.requestBody.content['application/json'].schema;
+    const ref: string = doc.paths['/{tenant}/api/v1/forecasts/generate'].post.requestBody.content['application/json'].schema.$ref;
+    const schema = doc.components.schemas[ref.split('/').pop()!];
     const enumOf = (field: string) => schema.properties[field].anyOf.find((s: any) => s.enum).enum;
     assert.deepEqual(enumOf('scope'), ['series', 'item', 'customer_group', 'all']);
     assert.ok(enumOf('algorithm').includes('auto') && enumOf('algorithm').includes('croston'));

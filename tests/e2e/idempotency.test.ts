@@ -101,7 +101,10 @@ describe('Idempotency-Key on the POSTs the gateway answers itself (DECISIONS 6)'
 
     it('answers 409 while the first request with the key is unanswered, and spends nothing', async () => {
       const key = `uom-held-${run}`;
-      const asDemo = { context: { requestId: 'test', tenant: 'demo' } };
+      // Keys are the user's: the claim acts for the writer's user, as the gateway would.
+      const p = await sys.clients.tokens.authenticate({ token: writer }, { context: { requestId: 'test', tenant: 'demo' } });
+      const principal = { tenant: 'demo', tokenId: p.token_id, userId: p.user_id, scopes: p.scopes, isAdmin: p.is_admin };
+      const asDemo = { context: { requestId: 'test', tenant: 'demo', principal } };
       // Another gateway replica's request, claimed and still at work.
       const held = await sys.clients.workflows.claimIdempotencyKey({ key, fingerprint: 'a-request-in-flight' }, asDemo);
       const body = { name: `Keg ${run}`, abbreviation: `kg${run}` };
@@ -151,6 +154,125 @@ describe('Idempotency-Key on the POSTs the gateway answers itself (DECISIONS 6)'
       assert.equal(plain.status, 201);
       assert.equal(plain.headers.get('idempotent-replayed'), null);
       assert.equal((await post('uoms', { name: `Plain ${run}`, abbreviation: `pl${run}` }, null)).status, 422, 'no key: a second create');
+    });
+  });
+
+  describe('keys per user: another user of the tenant sending the same key and body gets an answer of its own', () => {
+    /** A second planner of demo, with every module: whatever A may send, B may send too. */
+    const userB = 'second-planner@demo.test';
+    const asDemo = { context: { requestId: 'test', tenant: 'demo' } };
+    before(async () => {
+      const levels = { public_api: 'planner', master_data: 'planner', demand: 'planner', inventory: 'planner', supply: 'planner', finance: 'planner' };
+      await sys.clients.tokens.createUser({ email: userB, password: 'second-password-1', is_admin: false, levels }, asDemo);
+      await sys.clients.tokens.updateTenant({ slug: 'demo', rate_limit: 100_000, monthly_credits: 100_000_000 }, asDemo);
+    });
+    const tokensOf = async (email: string) => [await sys.tokenFor('demo', email, ['*']), await sys.tokenFor('demo', email, ['*'])] as const;
+
+    it('POST /tokens: B gets its own new token, never A\'s; A\'s other token replays A\'s', async () => {
+      const [a1, a2] = await tokensOf('planner@demo.test');
+      const [b1] = await tokensOf(userB);
+      const key = `token-per-user-${run}`;
+      const body = { name: `per-user-${run}`, scopes: ['public_api.read'] };
+
+      const first = await post('tokens', body, key, a1);
+      assert.equal(first.status, 201, first.text);
+      assert.equal(first.body.data[0].user_email, 'planner@demo.test');
+
+      const other = await post('tokens', body, key, b1);
+      assert.equal(other.status, 201, other.text);
+      assert.equal(other.headers.get('idempotent-replayed'), null, "not a replay of A's answer");
+      assert.equal(other.body.data[0].user_email, userB);
+      assert.notEqual(other.body.data[0].id, first.body.data[0].id);
+      assert.match(other.body.data[0].plain_text_token, /^\d+\|spl_/, 'a token of its own, secret shown');
+
+      const again = await post('tokens', body, key, a2);
+      assert.equal(again.status, 201, again.text);
+      assert.equal(again.headers.get('idempotent-replayed'), 'true', "A's tokens share A's keys");
+      assert.equal(again.body.data[0].id, first.body.data[0].id);
+      // And B's key is B's: B's repeat replays B's answer.
+      const bAgain = await post('tokens', body, key, b1);
+      assert.equal(bAgain.headers.get('idempotent-replayed'), 'true');
+      assert.equal(bAgain.body.data[0].id, other.body.data[0].id);
+    });
+
+    it('POST /uoms: B with A\'s key and body runs its own request (here a 422: the name is taken), no replay', async () => {
+      const [a1, a2] = await tokensOf('planner@demo.test');
+      const [b1] = await tokensOf(userB);
+      const key = `uom-per-user-${run}`;
+      const body = { name: `Pallet ${run}`, abbreviation: `pa${run}` };
+      const first = await post('uoms', body, key, a1);
+      assert.equal(first.status, 201, first.text);
+      const other = await post('uoms', body, key, b1);
+      assert.equal(other.headers.get('idempotent-replayed'), null, other.text);
+      assert.equal(other.status, 422, other.text);
+      const again = await post('uoms', body, key, a2);
+      assert.equal(again.headers.get('idempotent-replayed'), 'true');
+      assert.deepEqual(again.body, first.body);
+    });
+
+    it("POST /workflows/sync-sales (kept by the workflows service): B gets a job of its own, readable by B; A's other token replays A's job", async () => {
+      const [a1, a2] = await tokensOf('planner@demo.test');
+      const [b1, b2] = await tokensOf(userB);
+      const key = `sync-per-user-${run}`;
+      const body = { data: [{ sale_type_name: 'History', item_name: 'SKU-0001', customer_group_name: 'Retail', sell_date: `${2200 + run}-01-01`, timing_interval: 'day', quantity: 1, uom: 'ea' }] };
+      const first = await post('workflows/sync-sales', body, key, a1);
+      assert.equal(first.status, 202, first.text);
+      const jobA: number = first.body.data[0].job_id;
+
+      const other = await post('workflows/sync-sales', body, key, b1);
+      assert.equal(other.status, 202, other.text);
+      assert.equal(other.headers.get('idempotent-replayed'), null, "not a replay of A's job");
+      const jobB: number = other.body.data[0].job_id;
+      assert.notEqual(jobB, jobA);
+      assert.equal((await api(sys, `/demo/api/v1/jobs/${jobB}`, { token: b2 })).status, 200, "B's job is B's");
+      assert.equal((await api(sys, `/demo/api/v1/jobs/${jobA}`, { token: b2 })).status, 404, "A's job stays A's");
+
+      const again = await post('workflows/sync-sales', body, key, a2);
+      assert.equal(again.status, 202, again.text);
+      assert.equal(again.headers.get('idempotent-replayed'), 'true');
+      assert.equal(again.body.data[0].job_id, jobA);
+    });
+
+    it('POST /supply-plans/generate (compute, through the workflows RPCs): B runs its own plan; A\'s other token replays', async () => {
+      const [a1, a2] = await tokensOf('planner@demo.test');
+      const [b1] = await tokensOf(userB);
+      const key = `plan-per-user-${run}`;
+      const body = { mode: 'standard', item_location_id: 1 };
+      const first = await post('supply-plans/generate', body, key, a1);
+      assert.equal(first.status, 200, first.text.slice(0, 300));
+      const other = await post('supply-plans/generate', body, key, b1);
+      assert.equal(other.status, 200, other.text.slice(0, 300));
+      assert.equal(other.headers.get('idempotent-replayed'), null, "not a replay of A's plan");
+      assert.notEqual(other.body.meta.plan_run_id, first.body.meta.plan_run_id, 'a run of its own');
+      const again = await post('supply-plans/generate', body, key, a2);
+      assert.equal(again.headers.get('idempotent-replayed'), 'true');
+      assert.equal(again.body.meta.plan_run_id, first.body.meta.plan_run_id);
+    });
+
+    it('a file import: B with the same key and file gets its own job', async () => {
+      const [a1, a2] = await tokensOf('planner@demo.test');
+      const [b1] = await tokensOf(userB);
+      const key = `import-per-user-${run}`;
+      const csv = `sale_type_name,item_name,customer_group_name,sell_date,timing_interval,quantity,uom\nHistory,SKU-0001,Retail,${2300 + run}-01-01,day,2,ea\n`;
+      const send = async (token: string) => {
+        const form = new FormData();
+        form.append('file', new Blob([csv], { type: 'text/csv' }), 'load.csv');
+        const res = await fetch(`${sys.baseUrl}/demo/api/v1/workflows/sync-sales/import`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${token}`, Accept: 'application/json', 'Idempotency-Key': key },
+          body: form,
+        });
+        return { status: res.status, replayed: res.headers.get('idempotent-replayed'), body: (await res.json()) as any };
+      };
+      const first = await send(a1);
+      assert.equal(first.status, 202, JSON.stringify(first.body));
+      const other = await send(b1);
+      assert.equal(other.status, 202, JSON.stringify(other.body));
+      assert.equal(other.replayed, null);
+      assert.notEqual(other.body.data[0].job_id, first.body.data[0].job_id);
+      const again = await send(a2);
+      assert.equal(again.replayed, 'true');
+      assert.equal(again.body.data[0].job_id, first.body.data[0].job_id);
     });
   });
 

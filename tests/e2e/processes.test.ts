@@ -1,31 +1,17 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { createClients, loadConfig } from '@supply/kit';
 import { freePortRange } from '../support/ports';
+import { buildOnce, REPO_ROOT, startNode, type NodeProc } from '../support/processes';
 
-const MAIN = 'services/runner/src/main.ts';
+type Proc = NodeProc;
 
-interface Proc {
-  child: ChildProcess;
-  logs: string[];
-  exited: Promise<number | null>;
-}
-
-function start(args: string[], env: Record<string, string>): Proc {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const logs: string[] = [];
-  child.stdout!.on('data', (b) => logs.push(...String(b).split('\n').filter(Boolean)));
-  child.stderr!.on('data', (b) => logs.push(...String(b).split('\n').filter(Boolean)));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, logs, exited };
-}
+/** The compiled server, started as the image starts it. */
+const start = (args: string[], env: Record<string, string>): Proc => startNode(args, env);
 
 async function waitFor(url: string, timeoutMs: number): Promise<number> {
   const t0 = Date.now();
@@ -50,12 +36,13 @@ describe('platform: processes', function () {
     dirs.push(d);
     return d;
   };
+  before(() => buildOnce());
   afterEach(() => {
     for (const p of procs.splice(0)) if (p.child.exitCode === null) p.child.kill('SIGKILL');
   });
   after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
-  it('npm start (target all) answers /healthz within 15 s and exits 0 on SIGTERM', async () => {
+  it('the compiled server (target all) answers /healthz within 15 s and exits 0 on SIGTERM', async () => {
     const base = await freePortRange(6);
     const p = start([], { PORT: String(base + 5), GRPC_BASE_PORT: String(base), DATA_DIR: tmp(), LOG_LEVEL: 'info' });
     procs.push(p);
@@ -65,6 +52,31 @@ describe('platform: processes', function () {
     p.child.kill('SIGTERM');
     assert.equal(await p.exited, 0);
     assert.ok(p.logs.some((l) => l.includes('"msg":"stopped"')), 'logs a clean stop');
+  });
+
+  it('npm start runs node on the compiled build and hands SIGTERM to it: the server drains and npm exits 0', async () => {
+    const base = await freePortRange(6);
+    const url = `http://127.0.0.1:${base + 5}`;
+    const child = spawn('npm', ['start'], {
+      cwd: REPO_ROOT,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: String(base + 5), GRPC_BASE_PORT: String(base), DATA_DIR: tmp(), LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const logs: string[] = [];
+    child.stdout!.on('data', (b) => logs.push(...String(b).split('\n')));
+    child.stderr!.on('data', (b) => logs.push(...String(b).split('\n')));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    procs.push({ child, logs, exited });
+    await waitFor(`${url}/readyz`, 30_000);
+    const server = logs.map((l) => /"pid":(\d+).*"msg":"started"/.exec(l)).find(Boolean);
+    assert.ok(server && Number(server[1]) !== child.pid, 'the server logs its own pid');
+    // What a container runtime or a terminal's kill does: SIGTERM to the launcher only.
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0);
+    await new Promise((r) => setTimeout(r, 200));
+    assert.ok(logs.some((l) => l.includes('"msg":"stopped"')), 'the server drained');
+    assert.equal(await fetch(`${url}/healthz`).then(() => 'answered', () => 'gone'), 'gone', 'no orphan server left answering');
+    assert.throws(() => process.kill(Number(server![1]), 0), 'the server process is gone');
   });
 
   it('refuses to start on bad configuration, naming the variable', async () => {

@@ -78,7 +78,7 @@ describe('reference reads through the gateway', function () {
     assert.deepEqual((await all('sale-types')).map((s) => s.name), ['History', 'Forecast']);
     assert.deepEqual((await all('timing-intervals')).map((t) => t.name), ['day', 'week', 'month', 'year']);
     const groups = await all('customer-groups');
-    assert.deepEqual(groups.map((g) => g.name), ['Retail', 'Online', 'Wholesale']);
+    assert.deepEqual(groups.map((g) => g.name), ['Retail', 'Online', 'Wholesale', 'Partner-Mart'], "the partner location's own account last");
     assert.deepEqual(Object.keys(groups[0]!.hierarchy), ['Channel', 'Region']);
 
     const items = (await all('items')).filter((i) => /^SKU-\d{4}$/.test(i.name));
@@ -89,7 +89,11 @@ describe('reference reads through the gateway', function () {
       assert.deepEqual(Object.keys(item.hierarchy), ['Category', 'Brand']);
       assert.ok(['Each', 'Case', 'Kilogram'].includes(item.uom));
     }
-    assert.ok((await all('locations')).length >= 3);
+    const locations = await all('locations');
+    assert.ok(locations.length >= 3);
+    const partners = locations.filter((l) => l.type === 'partner').map((l) => l.name);
+    assert.deepEqual(partners, ['Partner-Mart']);
+    assert.ok(partners.every((name) => groups.some((g) => g.name === name)), 'every partner location has its own customer group');
     const calendars = await all('calendars');
     assert.equal(calendars[0]!.name, 'Weekly');
     assert.equal(calendars[0]!.bucket, 'week');

@@ -154,6 +154,19 @@ describe('transactional cursor reads: /sales-data, /inventory, /supply-plans, /f
     assert.ok(everything.some((s) => !Number.isInteger(s.quantity)), 'fractional quantities occur');
   });
 
+  it("gives the partner location its sell-through (its own customer group's History, for the items it stocks) and its on-hand", async () => {
+    const stocked = (await get('item-locations?filter[location_name]=Partner-Mart&per_page=100')).body.data as Array<{ item_name: string; partner: boolean }>;
+    assert.equal(stocked.length, 12);
+    assert.ok(stocked.every((il) => il.partner));
+    const sellThrough = everything.filter((s) => s.customer_group_name === 'Partner-Mart');
+    assert.deepEqual([...new Set(sellThrough.map((s) => s.item_name))].sort(), stocked.map((il) => il.item_name).sort(), 'only what the partner stocks');
+    assert.equal(sellThrough.length, 12 * 104);
+    assert.ok(sellThrough.some((s) => s.quantity > 0));
+    const stock = (await get('inventory?filter[location_name]=Partner-Mart&per_page=100')).body.data as Array<{ item_name: string; quantity: number; inventory_date: string }>;
+    assert.deepEqual(stock.map((r) => r.item_name).sort(), stocked.map((il) => il.item_name).sort());
+    assert.ok(stock.every((r) => r.quantity > 0 && r.inventory_date === '2025-01-05'));
+  });
+
   const walks: Array<[string, string, number, (s: Sale) => boolean]> = [
     ['id order, the default', '', 1000, () => true],
     ['-quantity (ties on id, descending)', 'sort=-quantity', 1000, () => true],

@@ -26,7 +26,7 @@ export async function dropBusNamespace(env: Record<string, string>): Promise<voi
   const prefix = `${env.BUS_NAMESPACE}.`;
   const listed = await run('rabbitmqctl', ['list_queues', '-q', '--no-table-headers', 'name']).then(
     ({ stdout }) => stdout.split('\n').map((l) => l.trim()).filter((name) => name.startsWith(prefix)),
-    () => ['workflows.sync-chunks', 'workflows.job-events'].flatMap((q) => [`${prefix}${q}`, `${prefix}${q}.dead`]),
+    () => ['workflows.sync-chunks', 'workflows.job-events'].flatMap((q) => [`${prefix}${q}`, `${prefix}${q}.dead`, `${prefix}${q}.retry`]),
   );
   const connection = await amqp.connect(env.AMQP_URL);
   // One channel per deletion: a refused one closes only its own channel.

@@ -1,9 +1,16 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClients, createLogger, loadConfig, runModules, type Clients, type Config, type RunningProcess } from '@supply/kit';
+import { openBus, type Bus } from '@supply/kit/bus/index';
 import { ALL_MODULES } from '@supply/runner';
 import { freePortRange } from './ports';
+import { buildOnce, startNode, waitFor } from './processes';
+import { dropBusNamespace } from '../e2e/workflows-support';
+
+/** E2E_SYSTEM=distributed: the suite speaks to `npm run start:distributed`, every target its own process. */
+export const DISTRIBUTED = process.env.E2E_SYSTEM === 'distributed';
 
 export interface TestSystem {
   baseUrl: string;
@@ -23,11 +30,13 @@ export interface TestSystem {
  * real backends when MONGODB_URL / AMQP_URL / REDIS_URL are passed in `env`).
  */
 export async function startSystem(opts: { env?: Record<string, string>; dataDir?: string } = {}): Promise<TestSystem> {
+  if (DISTRIBUTED) return startDistributed(opts);
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'supply-e2e-'));
   const base = await freePortRange(6);
   const config = loadConfig(
     { target: 'all', PORT: base + 5, GRPC_BASE_PORT: base, DATA_DIR: dataDir, SEED_DEMO: '1', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent' },
-    { ...opts.env },
+    // No metrics port unless a test asks: parallel test processes would contend for the default.
+    { METRICS_PORT: '0', ...opts.env },
   );
   const logger = createLogger(config.LOG_LEVEL);
   const proc = await runModules(config, logger, ALL_MODULES);
@@ -48,6 +57,80 @@ export async function startSystem(opts: { env?: Record<string, string>; dataDir?
     async stop({ wipe = !opts.dataDir } = {}) {
       clients.close();
       await proc.stop();
+      if (wipe) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * E2E_SYSTEM=distributed: `npm run start:distributed` (compiled, every target its own process)
+ * on the real backends of the environment (AMQP_URL required; REDIS_URL and MONGODB_URL when
+ * set), in a bus namespace of its own. `proc` offers only `deps.bus()` and `deps.config`.
+ */
+async function startDistributed(opts: { env?: Record<string, string>; dataDir?: string }): Promise<TestSystem> {
+  buildOnce();
+  const amqpUrl = opts.env?.AMQP_URL ?? process.env.AMQP_URL;
+  if (!amqpUrl) throw new Error('E2E_SYSTEM=distributed needs AMQP_URL: the processes share one bus');
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'supply-e2e-'));
+  const base = await freePortRange(6);
+  const backends: Record<string, string> = {};
+  const redisUrl = opts.env?.REDIS_URL ?? process.env.REDIS_URL;
+  if (redisUrl) backends.REDIS_URL = redisUrl;
+  const ownNamespace = !opts.env?.BUS_NAMESPACE;
+  const env: Record<string, string> = {
+    BUS_NAMESPACE: `e2e-${randomBytes(4).toString('hex')}`,
+    ...opts.env,
+    ...backends,
+    AMQP_URL: amqpUrl,
+    PORT: String(base + 5),
+    GRPC_BASE_PORT: String(base),
+    DATA_DIR: dataDir,
+    SEED_DEMO: '1',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    // CLOCK_NOW (when a test sets it) reads the same in every process and in `config.now()` here.
+    CLOCK_ORIGIN_MS: String(Date.now()),
+  };
+  const launcher = startNode([], env, undefined, ['--enable-source-maps', 'dist/distributed.js']);
+  const baseUrl = `http://127.0.0.1:${env.PORT}`;
+  await Promise.race([
+    waitFor(`${baseUrl}/readyz`, 60_000),
+    launcher.exited.then((code) => {
+      throw new Error(`start:distributed exited ${code}: ${launcher.logs.slice(-10).join('\n')}`);
+    }),
+  ]);
+  // The launcher keeps the all-in-one secrets under DATA_DIR and hands them to every target; so does this config.
+  const config = loadConfig({ target: 'all', PORT: env.PORT, GRPC_BASE_PORT: base, DATA_DIR: dataDir }, env);
+  const clients = createClients(config);
+  let bus: Promise<Bus> | undefined;
+  const proc = {
+    ports: {},
+    modules: new Map(),
+    deps: {
+      config,
+      bus: () => (bus ??= openBus({ amqpUrl, namespace: config.BUS_NAMESPACE })),
+    },
+    stop: async () => undefined,
+  } as unknown as RunningProcess;
+  return {
+    baseUrl,
+    config,
+    proc,
+    clients,
+    dataDir,
+    async tokenFor(tenant, email, scopes = ['*']) {
+      const created = await clients.tokens.createToken(
+        { user_email: email, name: `test ${scopes.join(' ')}`, scopes, expires_at: '' },
+        { context: { requestId: 'test', tenant } },
+      );
+      return created.plain_text_token;
+    },
+    async stop({ wipe = !opts.dataDir } = {}) {
+      clients.close();
+      if (bus) await (await bus).close().catch(() => undefined);
+      if (launcher.child.exitCode === null) launcher.child.kill('SIGTERM');
+      const code = await launcher.exited;
+      if (ownNamespace) await dropBusNamespace(env);
+      if (code !== 0) throw new Error(`start:distributed exited ${code} on SIGTERM: ${launcher.logs.slice(-10).join('\n')}`);
       if (wipe) rmSync(dataDir, { recursive: true, force: true });
     },
   };
