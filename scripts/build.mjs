@@ -26,7 +26,7 @@ const entryPoints = {
   main: 'services/runner/src/main.ts',
   distributed: 'services/runner/src/distributed.ts',
   admin: 'services/tokens/src/cli/admin.ts',
-  forecast: 'services/compute/src/forecast/cli.ts',
+  forecast: 'services/compute/src/engines/forecast/cli.ts',
 };
 
 const rootPkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));

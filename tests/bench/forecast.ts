@@ -25,7 +25,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { type Algorithm, type SeriesForecast, forecastSeries } from '../../services/compute/src/forecast/index';
+import { type Algorithm, type SeriesForecast, forecastSeries } from '../../services/compute/src/engines/forecast/index';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 

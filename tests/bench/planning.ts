@@ -10,8 +10,8 @@ import {
   bucketsFromCalendar,
   planItemLocation,
   type StandardPlanInput,
-} from '../../services/compute/src/planning/index';
-import { SeededRandom } from '../../services/compute/src/planning/prng';
+} from '../../services/compute/src/engines/mrp/index';
+import { SeededRandom } from '../../services/compute/src/engines/mrp/prng';
 
 const ITEM_LOCATIONS = 10_000;
 const BUCKETS = 104;

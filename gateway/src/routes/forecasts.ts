@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AppError, ValidationError, isAppError, type Clients } from '@supply/kit';
-import { SERIES_CLASSES } from '@supply/compute/forecast/classify';
+import { SERIES_CLASSES } from '@supply/compute/engines/forecast/classify';
 import type { supply_compute_v1 as pb } from '@supply/protos';
 import {
   ALGORITHMS,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Clients } from '@supply/kit';
 import type { supply_compute_v1 as pb } from '@supply/protos';
-import { SUPPLY_POLICIES } from '@supply/compute/planning/index';
+import { SUPPLY_POLICIES } from '@supply/compute/engines/mrp/index';
 import { GENERATION_MODES, MAX_NAME, targetErrors } from '@supply/compute/supply-planning/request';
 import { defineRoute, linksSchema, type Reply, type RouteDef } from '../http/routes';
 import { jobResource, jobSchema } from './jobs';

@@ -5,7 +5,7 @@
  */
 import type { CallOverrides, Clients } from '@supply/kit';
 import { supply_transactional_v1 as tpb } from '@supply/protos';
-import { addPeriods, formatIsoDate, parseIsoDate, type DatedValue, type Frequency } from '../forecast/index';
+import { addPeriods, formatIsoDate, parseIsoDate, type DatedValue, type Frequency } from '../engines/forecast/index';
 
 /** What the workers need of transactional; the real client or, in tests, its functions on a store. */
 export type SalesPort = Pick<Clients['transactional'], 'listSales' | 'applySales' | 'deleteSalesOutsideLoad'>;

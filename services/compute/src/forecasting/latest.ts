@@ -5,7 +5,7 @@
  * from it (README: Supply plan generation).
  */
 import type { Collection, Doc, Store } from '@supply/kit';
-import { NORMAL_QUANTILE } from '../forecast/intervals';
+import { NORMAL_QUANTILE } from '../engines/forecast/intervals';
 
 export interface LatestForecastDoc extends Doc {
   /** `<tenant>:<item_customer_group_id>` */

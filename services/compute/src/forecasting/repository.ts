@@ -5,7 +5,7 @@
  * its `model_runs` row (ListModelRuns).
  */
 import type { Collection, Doc, PrincipalContext, Store } from '@supply/kit';
-import type { Algorithm, Constraint, MissingImputation } from '../forecast/index';
+import type { Algorithm, Constraint, MissingImputation } from '../engines/forecast/index';
 import type { ForecastScope } from './request';
 
 /** One item-customer-group with the names it is written under. */

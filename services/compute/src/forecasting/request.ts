@@ -16,7 +16,7 @@ import {
   type Algorithm,
   type Constraint,
   type MissingImputation,
-} from '../forecast/index';
+} from '../engines/forecast/index';
 
 export { ALGORITHMS, CONSTRAINTS, MISSING_IMPUTATIONS };
 

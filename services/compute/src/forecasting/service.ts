@@ -6,7 +6,7 @@
  */
 import { AppError, ConflictError, NotFoundError, type Bus, type CallContext, type Clients, type Collection, type Logger } from '@supply/kit';
 import { supply_compute_v1 as pb, supply_reference_v1 as rpb, supply_transactional_v1 as tpb, type supply_workflows_v1 as wpb } from '@supply/protos';
-import { addPeriods, formatIsoDate, parseIsoDate, type Frequency } from '../forecast/index';
+import { addPeriods, formatIsoDate, parseIsoDate, type Frequency } from '../engines/forecast/index';
 import type { ModelRunDoc } from '../runs/repository';
 import { gridEnd } from './history';
 import { fingerprintOf, type IdempotencyKeys } from './idempotency';

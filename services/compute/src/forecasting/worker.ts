@@ -14,7 +14,7 @@ import { currentContext, publicReason, type Bus, type CallOverrides, type Client
 import { DEFAULT_MAX_DELIVERIES } from '@supply/kit/bus/common';
 import { supply_transactional_v1 as tpb } from '@supply/protos';
 import { JOB_EVENTS_QUEUE, type ExternalJobEvent } from '@supply/workflows/jobs/fold';
-import { forecastDatedSeries, toPeriodSeries } from '../forecast/index';
+import { forecastDatedSeries, toPeriodSeries } from '../engines/forecast/index';
 import type { ModelRunDoc } from '../runs/repository';
 import { readHistory, seriesInput, type SalesPort } from './history';
 import { summarizeAccuracy } from './diagnostics';

@@ -1,4 +1,4 @@
-import { BUCKET_SIZES, PlanningInputError, type BucketSize } from '../planning';
+import { BUCKET_SIZES, PlanningInputError, type BucketSize } from '../engines/mrp';
 
 const DAY_MS = 86_400_000;
 

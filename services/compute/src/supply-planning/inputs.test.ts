@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { supply_reference_v1 as ref } from '@supply/protos';
-import { bucketsFromCalendar, planItemLocation, PlanningInputError } from '../planning';
+import { bucketsFromCalendar, planItemLocation, PlanningInputError } from '../engines/mrp';
 import { BucketClock } from './calendar';
 import {
   DemandOwnership,

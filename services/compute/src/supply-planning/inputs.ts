@@ -4,7 +4,7 @@
  * The rules are written out in the docs/supply-planning.md; sources.ts reads what they need.
  */
 import type { supply_reference_v1 as ref } from '@supply/protos';
-import { type PartnerPlanInput, type PlanningParameters, type StandardPlanInput, type SupplyPolicy } from '../planning';
+import { type PartnerPlanInput, type PlanningParameters, type StandardPlanInput, type SupplyPolicy } from '../engines/mrp';
 import type { BucketClock } from './calendar';
 
 export const HISTORY = 'history';

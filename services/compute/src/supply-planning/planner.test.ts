@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { Clients } from '@supply/kit';
 import type { supply_reference_v1 as ref, supply_transactional_v1 as tx } from '@supply/protos';
-import { bucketsFromCalendar } from '../planning';
+import { bucketsFromCalendar } from '../engines/mrp';
 import { BucketClock } from './calendar';
 import { planBatch, plannedMode, type Outcome, type RunSpec } from './planner';
 import type { GenerationMode } from './request';

@@ -5,7 +5,7 @@
  */
 import { isAppError, type Clients, type FieldErrors } from '@supply/kit';
 import type { supply_compute_v1 as pb, supply_reference_v1 as ref, supply_transactional_v1 as tx } from '@supply/protos';
-import { financialPlan, planItemLocation, PlanningInputError, type PlanResult, type SupplyPolicy } from '../planning';
+import { financialPlan, planItemLocation, PlanningInputError, type PlanResult, type SupplyPolicy } from '../engines/mrp';
 import type { BucketClock } from './calendar';
 import { partnerPlanInput, partnerSellThrough, standardDemand, standardPlanInput, standardSource, type PlanContext } from './inputs';
 import type { GenerationMode } from './request';

@@ -1,5 +1,5 @@
 import type { Collection, Doc, PrincipalContext, Store } from '@supply/kit';
-import type { SupplyPolicy } from '../planning';
+import type { SupplyPolicy } from '../engines/mrp';
 import type { GenerationMode } from './request';
 
 /** A view plan run's work: its item-locations in chunks, and who asked (the job's owner). */

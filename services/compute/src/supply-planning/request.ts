@@ -4,7 +4,7 @@
  * for any other caller of GenerateSupplyPlan.
  */
 import type { FieldErrors } from '@supply/kit';
-import { SUPPLY_POLICIES, type SupplyPolicy } from '../planning';
+import { SUPPLY_POLICIES, type SupplyPolicy } from '../engines/mrp';
 
 /**
  * How a request plans its item-locations (docs/supply-planning.md).

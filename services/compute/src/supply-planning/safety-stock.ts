@@ -7,7 +7,7 @@
  */
 import type { supply_compute_v1 as pb } from '@supply/protos';
 import type { LatestForecasts } from '../forecasting/latest';
-import type { BucketSize } from '../planning';
+import type { BucketSize } from '../engines/mrp';
 
 /** Days per period of a timing interval or plan bucket (months and longer on average). */
 const SPAN_DAYS: Readonly<Record<string, number>> = { day: 1, week: 7, month: 365.25 / 12, quarter: 365.25 / 4, year: 365.25 };

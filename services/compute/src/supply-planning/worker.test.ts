@@ -6,7 +6,7 @@ import { AppError, createLogger, type Bus, type Clients, type Store } from '@sup
 import { openStore } from '@supply/kit/store/index';
 import type { supply_reference_v1 as ref, supply_transactional_v1 as tx } from '@supply/protos';
 import type { ExternalJobEvent } from '@supply/workflows/jobs/fold';
-import { bucketsFromCalendar } from '../planning';
+import { bucketsFromCalendar } from '../engines/mrp';
 import { openModelRuns } from '../runs/repository';
 import { openPlanRepositories, type PlanRepositories } from './repository';
 import { PlanChunkWorker, LAST_DELIVERY } from './worker';

@@ -6,7 +6,7 @@ import { tenantIndex as index } from '../common/records';
 /**
  * One bucket of a plan for one item-location in one view, from the plan run that wrote it
  * last. Supply plan rows carry the MRP record's quantities, financial plan rows its money
- * figures (services/compute/src/planning/README.md); both share the rest.
+ * figures (services/compute/src/engines/mrp/README.md); both share the rest.
  */
 export interface PlanRowDoc extends Doc {
   _id: number;
