@@ -1,14 +1,12 @@
 import type { ReferenceCache } from './reference-cache';
 import { envelope, type RouteDef } from './routes';
 
-/** Longest a write's answer waits for its change broadcast to come back over the bus. */
-const BROADCAST_WAIT_MS = 250;
-
 /**
  * Puts a reference route behind the cache. A GET is answered from the cache (or fills it with a
  * plain 200 envelope), with an entity tag so a matching If-None-Match is a 304 without a body;
  * auth, gates, validation and metering have already run (they are before the handler). A write
- * drops the tenant's answers here at once; other gateways hear it from the reference service.
+ * drops the tenant's answers here at once; other gateways hear it from the reference service,
+ * which answers a write only once its broadcast has reached every gateway.
  */
 export function withReferenceCache(route: RouteDef, cache: ReferenceCache): RouteDef {
   const inner = route.handler;
@@ -16,14 +14,10 @@ export function withReferenceCache(route: RouteDef, cache: ReferenceCache): Rout
     return {
       ...route,
       async handler(input) {
-        const tenant = input.params.tenant!;
-        const heard = cache.heard(tenant);
         try {
-          const reply = await inner(input);
-          await cache.awaitBroadcast(tenant, heard, BROADCAST_WAIT_MS);
-          return reply;
+          return await inner(input);
         } finally {
-          cache.forgetTenant(tenant);
+          cache.forgetTenant(input.params.tenant!);
         }
       },
     };

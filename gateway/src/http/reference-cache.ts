@@ -31,10 +31,6 @@ export interface ReferenceCacheOptions {
 export class ReferenceCache {
   readonly #entries = new Map<string, Entry>();
   readonly #generations = new Map<string, number>();
-  /** Broadcasts heard per tenant, and writes waiting to hear one (see awaitBroadcast). */
-  readonly #heard = new Map<string, number>();
-  readonly #listeners = new Set<() => void>();
-  #following = false;
   readonly #maxBytes: number;
   readonly #ttlMs: number;
   readonly #clock: () => number;
@@ -96,38 +92,9 @@ export class ReferenceCache {
 
   /** Follows the reference service's change broadcasts until the subscription is closed. */
   follow(bus: Bus): Promise<Subscription> {
-    this.#following = true;
     return bus.subscribe<ReferenceChangedEvent>(REFERENCE_CHANGED, (e) => {
       if (typeof e?.tenant !== 'string') return;
       this.forgetTenant(e.tenant);
-      this.#heard.set(e.tenant, this.heard(e.tenant) + 1);
-      for (const listener of this.#listeners) listener();
-    });
-  }
-
-  /** How many change broadcasts for the tenant this gateway has heard. */
-  heard(tenant: string): number {
-    return this.#heard.get(tenant) ?? 0;
-  }
-
-  /**
-   * Resolves once a broadcast for the tenant beyond `count` has come back to this gateway (or after
-   * `timeoutMs`). A write answered after its own broadcast made the round trip through the bus has
-   * reached the other gateways' subscriptions too, so their next read does not serve the old answer.
-   */
-  awaitBroadcast(tenant: string, count: number, timeoutMs: number): Promise<void> {
-    if (!this.#following || this.heard(tenant) > count) return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.#listeners.delete(check);
-        resolve();
-      };
-      const check = () => {
-        if (this.heard(tenant) > count) done();
-      };
-      const timer = setTimeout(done, timeoutMs);
-      this.#listeners.add(check);
     });
   }
 

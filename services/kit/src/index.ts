@@ -16,4 +16,5 @@ export type * from './bus/bus';
 export type * from './meter/meter';
 export * from './metrics/metrics';
 export { contextHeaders, contextOfHeaders } from './bus/observed';
+export { witnessedPublisher, type Witnessed, type WitnessedPublisher } from './bus/witnessed';
 export * from './tracing/tracing';

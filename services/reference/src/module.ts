@@ -1,4 +1,4 @@
-import { adaptService, type ServiceModule } from '@supply/kit';
+import { adaptService, witnessedPublisher, type ServiceModule } from '@supply/kit';
 import { supply_reference_v1 } from '@supply/protos';
 import { createCalendars, getCalendar, listCalendars, updateCalendar } from './calendars/service';
 import { createCustomerGroups, getCustomerGroup, listCustomerGroups, updateCustomerGroup } from './customer-groups/service';
@@ -29,12 +29,16 @@ export const referenceModule: ServiceModule = {
       if (seeded.length > 0) logger.info({ tenants: seeded }, 'demo reference data created');
     }
     const messages = await bus();
-    /** Runs a write, then tells every gateway the tenant's reference answers are stale (before the write is answered). */
+    const changes = await witnessedPublisher(messages, [REFERENCE_CHANGED], logger);
+    /**
+     * Runs a write, then tells every gateway the tenant's reference answers are stale and waits
+     * until they have heard it, so the next read on any replica sees the write.
+     */
     const write = async <T>(tenant: string, run: (tenant: string) => Promise<T>, changed: (result: T) => boolean = () => true): Promise<T> => {
       const result = await run(tenant);
       if (!changed(result)) return result;
       const event: ReferenceChangedEvent = { tenant };
-      await messages.publish(REFERENCE_CHANGED, event).catch((err: unknown) => logger.error({ err, tenant }, 'reference change not published'));
+      await changes.publish(REFERENCE_CHANGED, event);
       return result;
     };
     // Every handler reads and writes only the calling tenant's records.
@@ -99,7 +103,9 @@ export const referenceModule: ServiceModule = {
     );
     return {
       grpc: { definition: supply_reference_v1.ReferenceServiceService, implementation, protoFile: 'supply/reference/v1/reference.proto' },
-      async stop() {},
+      async stop() {
+        await changes.close();
+      },
       async health() {
         const ok = await store.ping().then(() => true, () => false);
         return { ready: ok, checks: { store: ok } };

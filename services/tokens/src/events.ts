@@ -9,16 +9,12 @@ export const ACCESS_CHANGED = 'tokens.access-changed';
 export interface TokenRevokedEvent {
   tenant: string;
   token_id: number;
-  /** Set by the publisher to recognise its own broadcast when it comes back; subscribers ignore it. */
-  witness?: string;
 }
 
 export interface AccessChangedEvent {
   tenant: string;
   /** Absent when the whole tenant changed. */
   user_id?: number;
-  /** As on TokenRevokedEvent. */
-  witness?: string;
 }
 
 /** What the tokens service tells every gateway after a change is stored. */
