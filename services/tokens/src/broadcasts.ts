@@ -5,7 +5,7 @@ import { ACCESS_CHANGED, TOKEN_REVOKED, type IdentityEvents } from './events';
 /**
  * Publishes each change and answers once the broadcast has come back round the broker to
  * this process: fanout hands every subscriber's copy out at once, so by then each gateway
- * has it too and the revocation holds for the very next request on any replica (DECISIONS).
+ * has it too and the revocation holds for the very next request on any replica.
  * Waiting is bounded by `witnessMs`; a bus failure is logged, not fatal, because the
  * gateways' short cache TTL still bounds how long a stale entry lives.
  */
