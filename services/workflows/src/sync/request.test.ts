@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { ValidationError } from '@supply/kit';
 import { MAX_COLUMNS, parseImportFields, parseJsonLoad } from './request';
-import { SALES } from './rows';
+import { SALES } from './entities';
 
 function fieldsOf(fn: () => unknown): Record<string, string[]> {
   try {
