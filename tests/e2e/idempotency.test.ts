@@ -17,7 +17,7 @@ function filesContaining(dir: string, text: string): string[] {
   return filesUnder(dir).filter((file) => readFileSync(file).includes(needle));
 }
 
-describe('Idempotency-Key on the POSTs the gateway answers itself (DECISIONS 6)', function () {
+describe('Idempotency-Key on the POSTs the gateway answers itself', function () {
   this.timeout(60_000);
   let sys: TestSystem;
   let writer: string;

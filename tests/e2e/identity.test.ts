@@ -16,7 +16,7 @@ const bodyOf = async (res: Response): Promise<any> => res.json();
 const asTenant = (tenant: string): CallOverrides => ({ context: { requestId: 'identity-test', tenant } });
 const everyModule = (level: Level) => Object.fromEntries(MODULES.map((m) => [m, level]));
 
-/** What gate (b) should decide, written from DECISIONS 3, not from the guard's code. */
+/** What gate (b) should decide (at least view on the Public API, and the route's level on its module), written from the rule, not from the guard's code. */
 function creatorMayCall(access: Exclude<Access, { kind: 'none' }>, levels: Record<string, Level>): boolean {
   if (RANK[levels.public_api!] < RANK.view) return false;
   return access.module === null || RANK[levels[access.module]!] >= RANK[access.level];

@@ -3,7 +3,7 @@ import type { CallOverrides } from '@supply/kit';
 import type { supply_transactional_v1 as pb } from '@supply/protos';
 import { api, startSystem, type TestSystem } from '../support/system';
 
-/** The sales record of the legacy read, fields in the spec's order (spec, Resources). */
+/** The sales record of the legacy read, fields in the order legacy clients know. */
 const LEGACY_FIELDS = [
   'id',
   'sell_date',

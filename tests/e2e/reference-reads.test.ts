@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { startSystem, api, type TestSystem } from '../support/system';
 
-/** Every offset-paginated reference list and the largest per_page it takes (DECISIONS section 5). */
+/** Every offset-paginated reference list and the largest per_page it takes (1000 for items and locations, else 100). */
 const LISTS: Array<[path: string, maxPerPage: number]> = [
   ['items', 1000],
   ['uoms', 100],
@@ -71,7 +71,7 @@ describe('reference reads through the gateway', function () {
     });
   }
 
-  it('serves the demo data of DECISIONS section 2', async () => {
+  it('serves the demo reference data (uoms, sale types, intervals, customer groups, items, locations, calendar, view)', async () => {
     const all = async (path: string) => (await walk('demo', demo, path, 100)).records;
     const uoms = await all('uoms');
     assert.deepEqual(uoms.map((u) => [u.name, u.abbreviation]), [['Each', 'ea'], ['Case', 'cs'], ['Kilogram', 'kg']]);

@@ -54,7 +54,7 @@ const apiSale = (r: pb.SalesRecord): Sale => ({
 type Key = 'id' | 'sell_date' | 'item_name' | 'customer_group_name' | 'quantity' | 'created_at' | 'updated_at';
 
 /**
- * The order DECISIONS section 5 promises: the keys in turn (names ignoring case), then id
+ * The order a cursor read promises: the keys in turn (names ignoring case), then id
  * in the direction of the last key.
  */
 function sortedLike(records: Sale[], sort: string): Sale[] {

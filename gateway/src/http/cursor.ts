@@ -1,6 +1,7 @@
 /**
- * Opaque, signed cursors for keyset reads (DECISIONS section 5): a cursor says "the page
- * after (or before) this position" and is only good for the query it came from.
+ * Opaque, signed cursors for keyset reads: a cursor says "the page after (or before) this
+ * position" and is only good for the query it came from, so a client can neither forge a
+ * position nor carry a cursor over to another query.
  *
  * Form: `<payload>.<mac>`, both base64url. The payload is JSON `{"d":"n"|"p","p":<position>}`
  * where the position is the service's own keyset position (a JSON array of sort values).

@@ -51,7 +51,7 @@ function wantsJson(req: Request): boolean {
 /**
  * The one place an error becomes an HTTP answer: 401 JSON (or login redirect), 422 JSON
  * (or the legacy 422 `{success: false, ...}`), and RFC 9457 problem+json for everything else, on
- * legacy routes too (DECISIONS 5 gives the legacy dialect its own 422 body only).
+ * legacy routes too: the legacy dialect differs from the current one in its 422 body only.
  */
 export function errorHandler(logger: Logger) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {

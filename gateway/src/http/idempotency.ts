@@ -1,5 +1,5 @@
 /**
- * `Idempotency-Key` for the POSTs the gateway answers itself (DECISIONS 6), declared per
+ * `Idempotency-Key` for the POSTs the gateway answers itself, declared per
  * route with `idempotency: 'gateway'` and applied by app.ts around the handler. The keys
  * live in the workflows service, which owns them (Claim/Complete/ReleaseIdempotencyKey),
  * in one namespace per tenant and user with the keys of syncs and compute runs: every token
@@ -23,7 +23,7 @@
  *     - 422 on `Idempotency-Key` (used with another request) or 409 (the first request with
  *       it is still unanswered), from the workflows service through the kit's error table.
  *
- * Metering comes after the claim (DECISIONS 7: a request costs when it does work). A replay
+ * Metering comes after the claim, since a request costs when it does work. A replay
  * does none: it takes a rate slot like any request but spends no credits (`replayRoute`).
  * A 409 or 422 of the claim is a refusal and, like every refusal, spends nothing.
  */

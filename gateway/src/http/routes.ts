@@ -18,7 +18,7 @@ export type PermissionModule = (typeof MODULES)[number];
 export const LEVELS = ['planner', 'view', 'none'] as const;
 export type Level = (typeof LEVELS)[number];
 
-/** Credit cost classes (DECISIONS section 7). */
+/** Credits a request of each class spends (a workflow stages and runs a job, a compute run is the heaviest; utilities are free). */
 export const COSTS = { read: 1, write: 2, workflow: 5, compute: 20, utility: 0 } as const;
 export type CostClass = keyof typeof COSTS;
 
@@ -78,7 +78,7 @@ export interface RouteDef<Q extends z.ZodType = z.ZodType, B extends z.ZodType =
   /** The service behind the route keeps its `Idempotency-Key` (syncs, imports, legacy loads, compute runs). */
   serviceIdempotency?: boolean;
   /**
-   * Who keeps this POST's `Idempotency-Key` (DECISIONS 6). `gateway`: the gateway around the
+   * Who keeps this POST's `Idempotency-Key` (every POST takes one). `gateway`: the gateway around the
    * handler (http/idempotency.ts); the object form also names what of a 2xx body is kept and
    * replayed (a created secret must not be). Unset: the route passes the key to the service
    * that keeps it (syncs, imports, legacy loads, compute runs), or takes none.

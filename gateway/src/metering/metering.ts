@@ -23,7 +23,7 @@ export interface MeteredRequest {
   refunded?: boolean;
 }
 
-/** The metering step and its undo for requests refused after it (DECISIONS 7: a refusal spends nothing). */
+/** The metering step and its undo for requests refused after it: a request refused for any reason spends nothing. */
 export interface MeteringHooks {
   hook: Guard;
   refund: Guard;
@@ -36,7 +36,7 @@ export interface MeteringOptions {
   record(record: UsageRecord): void;
   logger: Logger;
   now(): Date;
-  /** Per-token ceiling on legacy endpoints, which spend no credits (DECISIONS 7). */
+  /** Per-token ceiling on legacy endpoints: they spend no credits, so only this bounds their abuse. */
   legacyCeiling?: { limit: number; windowSeconds: number };
   /** Stands in for the meter's rate windows while it is unreachable. */
   fallback?: LocalLimiter;

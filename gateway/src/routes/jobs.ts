@@ -6,7 +6,7 @@ import { defineRoute, emptyMetaSchema, linksSchema, pathId, type RouteDef } from
 const counts = z.object({ created: z.number(), updated: z.number(), deleted: z.number(), unchanged: z.number(), failed: z.number() }).meta({ id: 'JobCounts' });
 const rowError = z.object({ row: z.number(), field: z.string(), message: z.string() }).meta({ id: 'RowError' });
 
-/** The job resource of GET /jobs/{id} and of every 202 (DECISIONS section 6). */
+/** The job resource of GET /jobs/{id} and of every 202 (a 202 shows it queued). */
 export const jobSchema = z.object({
   job_id: z.number(),
   kind: z.string(),

@@ -7,7 +7,7 @@ import { defineRoute, emptyMetaSchema, linksSchema, offsetMetaSchema, parseInput
 import { offsetPagination } from './reference';
 
 const PREFIX = '/:tenant/api/v1';
-/** Removal date of the legacy email-and-password exchange (spec, Versioning). */
+/** Removal date of the legacy email-and-password exchange: from then on it answers 410. */
 export const LEGACY_EXCHANGE_SUNSET = new Date('2027-01-01T00:00:00Z');
 const LEGACY_HEADERS = {
   // RFC 9745: deprecated since 2025-01-01; RFC 8594: removed at the sunset.
@@ -17,7 +17,7 @@ const LEGACY_HEADERS = {
 const CREATED_MESSAGE =
   'Token created successfully. Store the plain_text_token now: it is returned only once and cannot be recovered.';
 /**
- * Token creation under an Idempotency-Key (DECISIONS 4 and 6). A token's secret is stored
+ * Token creation under an Idempotency-Key. A token's secret is stored
  * only as a hash, and the answer kept for a replay (in the workflows service's store) must
  * not hold it either. So a replay answers 201 with the same token fields but without
  * `plain_text_token`, and says why in its `message`: the first request created the token
@@ -72,7 +72,7 @@ export function parseExpiry(value: string): Date | null {
   return Number.isNaN(ms) ? null : new Date(ms);
 }
 
-/** The body of POST /tokens and /tokens/provision, with Laravel's messages (DECISIONS 4, 5). */
+/** The body of POST /tokens and /tokens/provision (at least one known scope, an expiry not in the past), with Laravel's messages. */
 function tokenBody(now: () => Date) {
   return z.object({
     name: z.string().trim().min(1).max(255),

@@ -7,7 +7,7 @@ import { fieldErrorsFromZod } from '../http/validation';
 
 const PREFIX = '/:tenant/api/v1';
 const TAG = 'Transactional data';
-/** Cursor reads: per_page default and maximum (spec, Limits). */
+/** Cursor reads: per_page default and maximum, the same on every transactional read. */
 const PER_PAGE_DEFAULT = 100;
 const PER_PAGE_MAX = 5000;
 /** Values one comma list filter takes. */

@@ -7,7 +7,7 @@ import type { MeteredRequest } from '../metering/index';
 
 const PREFIX = '/:tenant/api/v1';
 const TAG = 'Credits and usage';
-/** Credit utilities: any token of the tenant, no data scope, no cost (DECISIONS 7). */
+/** Credit utilities: any token of the tenant, no data scope, no cost (asking what is left must not spend it). */
 const UTILITY: Access = { kind: 'token', scope: null, module: null, level: 'view', cost: 'utility' };
 
 const creditsSchema = z.object({

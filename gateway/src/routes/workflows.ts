@@ -21,7 +21,7 @@ export function idempotencyKeyOf(req: Request): string {
   return req.get('Idempotency-Key') ?? '';
 }
 
-/** Replace mode needs a second scope, which only the body says is needed (spec, Authentication). */
+/** Replace mode needs the `public_api.workflow.replace` scope too, which only the body (its `mode`) says is needed. */
 function assertReplaceAllowed(res: Response, mode: unknown): void {
   const principal: Principal = res.locals.principal;
   if (mode === 'replace' && !scopeAllows(principal.scopes, 'public_api.workflow.replace')) {

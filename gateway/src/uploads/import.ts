@@ -12,7 +12,7 @@ import type { supply_workflows_v1 as pb } from '@supply/protos';
 import { setFormField } from './form-fields';
 import { decodedBody, notSoEncoded } from '../http/edge';
 
-/** The spec's 10240 limit, in kilobytes (DECISIONS section 6). */
+/** The largest file an import takes, in kilobytes (a larger one is a 422 on `file`). */
 export const MAX_FILE_KB = 10_240;
 /** Uploading and staging a file of the largest size (and a dry run of it) fits well within this. */
 const IMPORT_DEADLINE_MS = 300_000;

@@ -3,7 +3,7 @@ import type { Clients } from '@supply/kit';
 import type { supply_transactional_v1 as pb } from '@supply/protos';
 import { defineRoute, q, type RouteDef } from '../../http/routes';
 
-/** Records per batch unless `pagination_count` says otherwise (spec, Limits). */
+/** Records per batch unless `pagination_count` says otherwise (at most MAX_BATCH). */
 const DEFAULT_BATCH = 1000;
 const MAX_BATCH = 5000;
 
@@ -18,7 +18,7 @@ const legacySalesQuery = z.object({
   pagination_count: q.int(1, MAX_BATCH).default(DEFAULT_BATCH),
 });
 
-/** A sales record as the legacy API shows it (spec, Resources: sales record), fields in its order. */
+/** A sales record as the legacy API shows it, fields in the order legacy clients know. */
 function legacySale(record: pb.SalesRecord, flattened: { item_levels: string[]; customer_group_levels: string[] } | undefined) {
   const out: Record<string, unknown> = {
     id: record.id,

@@ -1,5 +1,5 @@
 /**
- * Idempotency keys of compute requests (DECISIONS section 6), kept by the workflows
+ * Idempotency keys of compute requests, kept by the workflows
  * service, which owns every key (ClaimIdempotencyKey and friends, workflows.proto): per
  * tenant and user (the x-principal's), 24 hours, one namespace with the keys of syncs and
  * of the gateway's own POSTs.

@@ -66,7 +66,7 @@ async function upsertNamed<R extends NamedRecord>(collection: Collection<R>, ten
 }
 
 /**
- * The demo reference data of DECISIONS section 2 for one tenant. Every step inserts only
+ * The demo reference data for one tenant (listed in docs/reference.md). Every step inserts only
  * what is missing, so a start interrupted half way completes on the next one; once done, a
  * mark keeps later starts from recreating records a user renamed.
  */

@@ -5,7 +5,7 @@ import { hashPassword } from '../users/password';
 const every = (level: Level) =>
   Object.fromEntries(PERMISSION_MODULES.map((m) => [m, level])) as Record<PermissionModule, Level>;
 
-/** The demo identities of DECISIONS section 2, created once when the store is empty. */
+/** The demo tenants and users (one of each access level worth trying), created once when the store is empty. */
 export async function seedDemoIdentity(store: IdentityStore, password: string, at: Date): Promise<boolean> {
   if ((await store.tenants.count({})) > 0) return false;
   const now = at.toISOString();

@@ -2,7 +2,7 @@ import { ValidationError, fieldErrors, type FieldErrors, type IndexSpec } from '
 
 /** Most rows, ids or names one internal bulk call takes; callers chunk above it. */
 export const MAX_BULK = 10_000;
-/** Largest cursor page (the spec's per_page maximum for transactional reads). */
+/** Largest cursor page: the per_page maximum of every transactional read. */
 export const MAX_PER_PAGE = 5_000;
 
 /**

@@ -4,7 +4,7 @@ import type { ApplySpec } from '../common/apply';
 import type { PageSpec } from '../common/pages';
 import { nameKey, tenantIndex as index } from '../common/records';
 
-/** Stock of an item at a location (and bin and lot) on a date (DECISIONS section 5). */
+/** Stock of an item at a location (and bin and lot) on a date; those five make the key a load upserts by. */
 export interface InventoryRecordDoc extends Doc {
   _id: number;
   tenant: string;

@@ -1,5 +1,5 @@
 /**
- * Idempotency keys (DECISIONS section 6): per tenant and user, kept 24 hours from first use.
+ * Idempotency keys: per tenant and user, kept 24 hours from first use.
  * Every token of one user shares the user's keys; another user's same key is another key,
  * so no user is ever answered with what another user's request got. The
  * first request with a key claims it; its successful answer is stored and replayed to a

@@ -9,8 +9,9 @@ import type { CallOverrides, Clients } from '@supply/kit';
 import { supply_transactional_v1 as tx } from '@supply/protos';
 import { MAX_JOB_ERRORS, type RowErrorRecord, type SyncOptions } from '../jobs/repository';
 import { recordToRow } from './csv';
-import { LoadNameCache, type NameKind } from './names';
-import { checkRow, nameKey, type CheckedRow, type EntitySpec } from './rows';
+import type { EntitySpec, ResolvedRow, TxRow } from './entities';
+import { LoadNameCache } from './names';
+import { checkRow, nameKey, type CheckedRow } from './rows';
 import type { ChunkDoc, RowOutcome } from './staging';
 
 /** What a chunk needs to know about its load. */
@@ -26,15 +27,6 @@ export interface LoadContext {
   columns: Array<string | null> | null;
   /** Context and deadline for the internal calls. */
   call: CallOverrides;
-}
-
-type TxRow = tx.SalesRow | tx.InventoryRow;
-
-/** A valid row ready to write: sales rows whose combination is still missing carry the pair to create. */
-interface ResolvedRow {
-  position: number;
-  row: TxRow;
-  pair?: { item_id: number; customer_group_id: number };
 }
 
 export interface ChunkPlan {
@@ -73,20 +65,6 @@ function distinctOf(rows: CheckedRow[], field: string): string[] {
   }
   return [...seen.values()];
 }
-
-/** Row field -> the kind of name it holds, per entity. */
-const SALES_NAMES = [
-  ['sale_type_name', 'sale_types'],
-  ['item_name', 'items'],
-  ['customer_group_name', 'customer_groups'],
-  ['timing_interval', 'timing_intervals'],
-  ['uom', 'uoms'],
-] as const;
-const INVENTORY_NAMES = [
-  ['item_name', 'items'],
-  ['location_name', 'locations'],
-  ['uom', 'uoms'],
-] as const;
 
 export class ChunkProcessor {
   private readonly names: LoadNameCache;
@@ -130,8 +108,7 @@ export class ChunkProcessor {
   private async resolve(ctx: LoadContext, checked: Array<{ position: number; row: CheckedRow }>, errors: ChunkErrors): Promise<Map<number, ResolvedRow>> {
     const resolved = new Map<number, ResolvedRow>();
     if (checked.length === 0) return resolved;
-    const sales = ctx.spec.entity === 'sales';
-    const fields = (sales ? SALES_NAMES : INVENTORY_NAMES) as ReadonlyArray<readonly [string, NameKind]>;
+    const fields = ctx.spec.names;
     const names = this.names.of(ctx.load_id);
     await names.resolve(
       Object.fromEntries(fields.map(([field, kind]) => [kind, distinctOf(checked.map((c) => c.row), field)])),
@@ -148,80 +125,15 @@ export class ChunkProcessor {
       errors.add(rowErrors, position);
       return rowErrors.length === 0;
     });
-    const ref = (kind: NameKind, name: string) => names.record(kind, names.id(kind, name));
-
-    if (!sales) {
-      for (const { position, row } of known) {
-        const uom = ref('uoms', row.uom!);
-        const item = ref('items', row.item_name!);
-        const location = ref('locations', row.location_name!);
-        resolved.set(position, {
-          position,
-          row: {
-            item_id: item.id,
-            item_name: item.name,
-            location_id: location.id,
-            location_name: location.name,
-            bin_name: row.bin_name ?? '',
-            lot_name: row.lot_name ?? '',
-            inventory_date: row.inventory_date!,
-            quantity: row.quantity,
-            uom_id: uom.id,
-            uom_name: uom.name,
-            uom_abbr: uom.abbreviation,
-          } satisfies tx.InventoryRow,
-        });
-      }
-      return resolved;
-    }
-
-    const pairOf = (row: CheckedRow) => ({ item_id: names.id('items', row.item_name!), customer_group_id: names.id('customer_groups', row.customer_group_name!) });
-    const comboOf = await names.combinations(known.map(({ row }) => pairOf(row)), ctx.call);
-    for (const { position, row } of known) {
-      const pair = pairOf(row);
-      const combo = comboOf(pair);
-      if (combo === 0 && !ctx.options.allow_record_creation) {
-        const path = `${ctx.rows_path}.${position}.customer_group_name`;
-        errors.add(
-          [{ row: position, field: path, message: `The item ${row.item_name} has no combination with customer group ${row.customer_group_name}, and allow_record_creation is false.` }],
-          position,
-        );
-        continue;
-      }
-      const item = ref('items', row.item_name!);
-      const group = ref('customer_groups', row.customer_group_name!);
-      const saleType = ref('sale_types', row.sale_type_name!);
-      const interval = ref('timing_intervals', row.timing_interval!);
-      const uom = ref('uoms', row.uom!);
-      resolved.set(position, {
-        position,
-        pair: combo === 0 ? pair : undefined,
-        row: {
-          item_customer_group_id: combo,
-          item_id: item.id,
-          item_name: item.name,
-          customer_group_id: group.id,
-          customer_group_name: group.name,
-          sale_type_id: saleType.id,
-          sale_type_name: saleType.name,
-          timing_interval_id: interval.id,
-          timing_interval_span: interval.name,
-          uom_id: uom.id,
-          uom_name: uom.name,
-          uom_abbr: uom.abbreviation,
-          sell_date: row.sell_date!,
-          quantity: row.quantity,
-        } satisfies tx.SalesRow,
-      });
+    for (const r of await ctx.spec.resolveRows(known, names, ctx)) {
+      if ('errors' in r) errors.add(r.errors, r.position);
+      else resolved.set(r.position, r);
     }
     return resolved;
   }
 
   private applyRows(ctx: LoadContext, rows: TxRow[], flags: { dry_run: boolean; refuse_creates: boolean; refuse_updates: boolean; apply_id?: string }): Promise<tx.ApplyResult> {
-    if (ctx.spec.entity === 'sales') {
-      return this.clients.transactional.applySales({ load_id: ctx.load_id, rows: rows as tx.SalesRow[], ...flags }, ctx.call);
-    }
-    return this.clients.transactional.applyInventory({ load_id: ctx.load_id, rows: rows as tx.InventoryRow[], ...flags }, ctx.call);
+    return ctx.spec.apply(this.clients, ctx.load_id, rows, flags, ctx.call);
   }
 
   /** Decides what every row of the chunk does, writing nothing. */
@@ -241,7 +153,7 @@ export class ChunkProcessor {
       let message: string | null = null;
       if (outcome !== 'create' && !ctx.options.allow_record_update) {
         message = `A ${ctx.spec.noun} with this ${ctx.spec.keyWords} already exists, and allow_record_update is false.`;
-      } else if (outcome === 'create' && ctx.spec.entity === 'inventory' && !ctx.options.allow_record_creation) {
+      } else if (outcome === 'create' && ctx.spec.refusesNewRecords && !ctx.options.allow_record_creation) {
         message = `No ${ctx.spec.noun} with this ${ctx.spec.keyWords} exists, and allow_record_creation is false.`;
       }
       if (message) {
@@ -279,7 +191,7 @@ export class ChunkProcessor {
   private applyFlags(ctx: LoadContext, chunk: ChunkDoc, dryRun: boolean) {
     return {
       dry_run: dryRun,
-      refuse_creates: ctx.spec.entity === 'inventory' && !ctx.options.allow_record_creation,
+      refuse_creates: ctx.spec.refusesNewRecords && !ctx.options.allow_record_creation,
       refuse_updates: !ctx.options.allow_record_update,
       // The chunk's id marks what it writes, so a repeat reports what the first attempt did.
       apply_id: chunk._id,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { ValidationError } from '@supply/kit';
 import { columnsFor, CsvRecords } from './csv';
-import { SALES } from './rows';
+import { SALES } from './entities';
 
 /** Feeds `bytes` in pieces of `size`, as a stream would bring them. */
 async function parse(bytes: Buffer, size: number): Promise<string[][]> {

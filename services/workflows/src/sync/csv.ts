@@ -6,7 +6,7 @@
 import { parse, type Parser } from 'csv-parse';
 import { ValidationError } from '@supply/kit';
 import { MAX_COLUMNS, type FileOptions } from './request';
-import type { EntitySpec } from './rows';
+import type { EntitySpec } from './entities';
 
 export const fileError = (message: string) => new ValidationError({ file: [message] });
 

@@ -1,5 +1,6 @@
 import { recordToRow } from './csv';
-import { nameKey, type EntitySpec } from './rows';
+import type { EntitySpec } from './entities';
+import { nameKey } from './rows';
 import { stagedChunks, type Staging } from './staging';
 
 /** A row's key from its raw fields, or null when a key field is missing or not a string (the row fails its own checks). */

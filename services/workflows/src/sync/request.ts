@@ -5,7 +5,8 @@
  */
 import { jsonTooDeep, MAX_JSON_DEPTH, ValidationError, fieldErrors, type FieldErrors } from '@supply/kit';
 import type { SyncOptions } from '../jobs/repository';
-import { MAX_NAME, SPECS, type Entity, type EntitySpec } from './rows';
+import { SPECS, type Entity, type EntitySpec } from './entities';
+import { MAX_NAME } from './rows';
 
 /** Rows one JSON request may carry; larger loads use several requests or a file import. */
 export const MAX_JSON_ROWS = 10_000;
@@ -17,7 +18,7 @@ export type Shape = 'sync' | 'legacy';
 
 /** What a load asks for, rows aside. */
 export interface LoadRequest {
-  spec: EntitySpec;
+  spec: EntitySpec<Entity>;
   shape: Shape;
   mode: 'upsert' | 'replace';
   dry_run: boolean;
@@ -119,7 +120,7 @@ function readOptions(errors: Errors, raw: unknown): SyncOptions {
 
 const LEGACY_ARGUMENTS = ['allow_record_creation', 'allow_record_update', 'should_continue_on_error'];
 
-/** Legacy arguments: all three required booleans (spec, legacy POST /sales). */
+/** Legacy arguments: all three are required booleans, as legacy loads always sent them. */
 function readLegacyArguments(errors: Errors, body: Record<string, unknown>): SyncOptions {
   // A form may send them inside `arguments` (bracket fields or a JSON string) or at the top level.
   const nested = fromJsonString(body.arguments);

@@ -1,57 +1,12 @@
 /**
- * What a sync row is, per entity: its fields, the key a load may hold once, the replace
- * scope, and the checks a row passes on its own (before any name is resolved).
+ * The checks a sync row passes on its own (before any name is resolved), by its entity's
+ * fields, key and replace scope (entities/).
  */
 import type { RowErrorRecord } from '../jobs/repository';
+import type { EntitySpec } from './entities/spec';
 
-export const ENTITIES = ['sales', 'inventory'] as const;
-export type Entity = (typeof ENTITIES)[number];
-
-/** A row after its own checks: strings trimmed of nothing (names match as sent, ignoring case), quantity a number. */
+/** A row after its own checks: strings as sent (names match ignoring case), quantity a number. */
 export type CheckedRow = Record<string, string> & { quantity: number };
-
-export interface EntitySpec {
-  entity: Entity;
-  jobKind: string;
-  /** Every field a row may carry, in the order a file's columns usually come. */
-  fields: readonly string[];
-  required: readonly string[];
-  /** Fields whose (case-insensitive) values identify a record: a load holds each key once. */
-  keyFields: readonly string[];
-  /** How an error names the key, e.g. "item, customer group, sale type, timing interval and sell date". */
-  keyWords: string;
-  dateField: string;
-  /** Replace scope field -> the row field it constrains. */
-  scope: Readonly<Record<string, string>>;
-  /** What the entity's records are called in messages. */
-  noun: string;
-}
-
-export const SALES: EntitySpec = {
-  entity: 'sales',
-  jobKind: 'sales_sync',
-  fields: ['sale_type_name', 'item_name', 'customer_group_name', 'sell_date', 'timing_interval', 'quantity', 'uom'],
-  required: ['sale_type_name', 'item_name', 'customer_group_name', 'sell_date', 'timing_interval', 'quantity', 'uom'],
-  keyFields: ['item_name', 'customer_group_name', 'sale_type_name', 'timing_interval', 'sell_date'],
-  keyWords: 'item, customer group, sale type, timing interval and sell date',
-  dateField: 'sell_date',
-  scope: { sale_type: 'sale_type_name', customer_group: 'customer_group_name' },
-  noun: 'sales record',
-};
-
-export const INVENTORY: EntitySpec = {
-  entity: 'inventory',
-  jobKind: 'inventory_sync',
-  fields: ['item_name', 'location_name', 'bin_name', 'lot_name', 'inventory_date', 'quantity', 'uom'],
-  required: ['item_name', 'location_name', 'inventory_date', 'quantity', 'uom'],
-  keyFields: ['item_name', 'location_name', 'bin_name', 'lot_name', 'inventory_date'],
-  keyWords: 'item, location, bin, lot and inventory date',
-  dateField: 'inventory_date',
-  scope: { location: 'location_name', item: 'item_name' },
-  noun: 'inventory record',
-};
-
-export const SPECS: Record<Entity, EntitySpec> = { sales: SALES, inventory: INVENTORY };
 
 export const MAX_NAME = 255;
 
@@ -129,7 +84,7 @@ export function checkRow(spec: EntitySpec, raw: unknown, index: number, path: st
     row[field] = value;
   }
   if (scope) {
-    for (const [scopeField, rowField] of Object.entries(spec.scope)) {
+    for (const [scopeField, { field: rowField }] of Object.entries(spec.scope)) {
       const wanted = scope[scopeField];
       const value = row[rowField];
       if (wanted && typeof value === 'string' && nameKey(value) !== nameKey(wanted)) {

@@ -17,7 +17,7 @@ import { columnsFor, CsvRecords, fileError } from './csv';
 import type { Dispatcher } from './dispatch';
 import { markDuplicates } from './duplicates';
 import { parseImportFields, parseJsonLoad, type LoadRequest, type Shape } from './request';
-import { ENTITIES, type Entity } from './rows';
+import { ENTITIES, SPECS, type Entity } from './entities';
 import { ScopeLocks } from './scope-locks';
 import { discardUpload, stagedChunks, Stager, type Staging } from './staging';
 
@@ -27,7 +27,7 @@ export interface SyncLimits {
 }
 
 export const DEFAULT_LIMITS: SyncLimits = { activeJobsPerTenant: 5 };
-const SYNC_KINDS = ['sales_sync', 'inventory_sync'];
+const SYNC_KINDS = Object.values(SPECS).map((spec) => spec.jobKind);
 /**
  * How long an accepted load waits for its first phase to reach the bus before answering.
  * The job record is the outbox: whatever is not on the bus by then is sent in the
@@ -223,19 +223,14 @@ export class SyncService {
   /** Scope names as ids per scope field; an unknown name is a 422 on it. */
   private async resolveScope(ctx: CallContext, request: LoadRequest): Promise<Record<string, number[]>> {
     const scope = request.scope!;
-    const kinds: Record<string, 'sale_types' | 'customer_groups' | 'locations' | 'items'> = {
-      sale_type: 'sale_types',
-      customer_group: 'customer_groups',
-      location: 'locations',
-      item: 'items',
-    };
+    const kinds = request.spec.scope;
     const asked = { items: [] as string[], customer_groups: [] as string[], sale_types: [] as string[], timing_intervals: [] as string[], uoms: [] as string[], locations: [] as string[] };
-    for (const [field, name] of Object.entries(scope)) asked[kinds[field]!].push(name);
+    for (const [field, name] of Object.entries(scope)) asked[kinds[field]!.names].push(name);
     const resolved = await this.deps.clients.reference.resolveNames(asked, { context: { requestId: ctx.requestId, tenant: ctx.requireTenant() } });
     const ids: Record<string, number[]> = {};
     const fields: Record<string, string[]> = {};
     for (const field of Object.keys(scope)) {
-      const id = resolved[kinds[field]!]?.ids[0] ?? 0;
+      const id = resolved[kinds[field]!.names]?.ids[0] ?? 0;
       if (id > 0) ids[field] = [id];
       else fields[`scope.${field}`] = [`The selected scope.${field} is invalid.`];
     }
@@ -280,17 +275,7 @@ export class SyncService {
     let deleted = 0;
     if (request.mode === 'replace' && scopeIds) {
       // Nothing carries this load's mark, so the count is the whole scope; what the load matches stays.
-      const call = load.call;
-      const inScope =
-        request.spec.entity === 'sales'
-          ? await this.deps.clients.transactional.deleteSalesOutsideLoad(
-              { load_id: load.load_id, sale_type_ids: scopeIds.sale_type ?? [], customer_group_ids: scopeIds.customer_group ?? [], dry_run: true },
-              call,
-            )
-          : await this.deps.clients.transactional.deleteInventoryOutsideLoad(
-              { load_id: load.load_id, location_ids: scopeIds.location ?? [], item_ids: scopeIds.item ?? [], dry_run: true },
-              call,
-            );
+      const inScope = await request.spec.deleteOutsideLoad(this.deps.clients, load.load_id, scopeIds, true, load.call);
       deleted = Math.max(0, inScope.deleted - totals.updated - totals.unchanged);
     }
     return {

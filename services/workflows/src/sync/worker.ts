@@ -12,7 +12,7 @@ import { JOB_EVENTS_QUEUE, type SyncJobEvent } from '../jobs/fold';
 import type { JobCounts, JobDoc, Jobs } from '../jobs/repository';
 import { ChunkProcessor, planCounts, type LoadContext, type PlannedChunk } from './chunks';
 import type { ChunkMessage } from './dispatch';
-import { SPECS } from './rows';
+import { SPECS } from './entities';
 import { CHUNK_ROWS, chunkId, keepFirstPlan, type ChunkDoc, type Staging } from './staging';
 
 /** Internal calls of a chunk get this long. */
@@ -150,16 +150,7 @@ export class ChunkWorker {
     const sync = job.sync!;
     const scope = sync.scope_ids ?? {};
     const call = { ...ctx.call, deadlineMs: DELETE_DEADLINE_MS };
-    const remove = (dry_run: boolean) =>
-      sync.entity === 'sales'
-        ? this.clients.transactional.deleteSalesOutsideLoad(
-            { load_id: ctx.load_id, sale_type_ids: scope.sale_type ?? [], customer_group_ids: scope.customer_group ?? [], dry_run },
-            call,
-          )
-        : this.clients.transactional.deleteInventoryOutsideLoad(
-            { load_id: ctx.load_id, location_ids: scope.location ?? [], item_ids: scope.item ?? [], dry_run },
-            call,
-          );
+    const remove = (dry_run: boolean) => ctx.spec.deleteOutsideLoad(this.clients, ctx.load_id, scope, dry_run, call);
     const upload = await this.staging.uploads.findById(sync.upload);
     if (!upload) throw new Error(`upload of job ${job._id} is missing`);
     if (upload.planned_deletes === null) {
