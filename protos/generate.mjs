@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 
 const protosDir = dirname(fileURLToPath(import.meta.url));
 const root = join(protosDir, '..');
-const outDir = join(protosDir, 'gen');
+const outDir = join(root, 'services', 'contracts', 'src', 'gen');
 const bin = (name) => join(root, 'node_modules', '.bin', name);
 
 const tsProtoOptions = [

@@ -3,9 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient, createLogger, loadConfig, runModules, type RunningProcess } from '@supply/kit';
-import { grpc_health_v1 } from '@supply/protos';
+import { formatToken, grpc_health_v1, newSecret } from '@supply/contracts';
 import { ALL_MODULES } from '@supply/runner';
-import { formatToken, newSecret } from '@supply/tokens/tokens/token-string';
 import { freePortRange } from '../support/ports';
 
 /** The gateway and services as separate targets: each is ready on its own, as Kubernetes probes them. */

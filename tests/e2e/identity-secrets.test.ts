@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { hashSecret } from '@supply/tokens/tokens/token-string';
+import { hashSecret } from '@supply/contracts';
 import { freePortRange } from '../support/ports';
 
 const PASSWORD = 'demo-password-123';

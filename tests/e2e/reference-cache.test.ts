@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openAmqpBus } from '@supply/kit/bus/amqp';
-import { REFERENCE_CHANGED, type ReferenceChangedEvent } from '@supply/reference/events';
+import { REFERENCE_CHANGED, type ReferenceChangedEvent } from '@supply/contracts';
 import { freePortRange } from '../support/ports';
 import { api, startSystem, type TestSystem } from '../support/system';
 import { eventually, freshTenant, rateLimitOf } from './metering-support';

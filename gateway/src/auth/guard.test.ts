@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import type { Request, Response } from 'express';
 import { isAppError } from '@supply/kit';
-import { formatToken, newSecret } from '@supply/tokens/tokens/token-string';
+import { formatToken, newSecret } from '@supply/contracts';
 import type { RouteDef } from '../http/routes';
 import { createGuard, levelAllows, scopeAllows, type Principal } from './guard';
 

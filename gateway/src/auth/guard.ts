@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import { AppError, type PrincipalContext, type RequestContext } from '@supply/kit';
-import { parseToken } from '@supply/tokens/tokens/token-string';
+import { parseToken } from '@supply/contracts';
 import { problem } from '../http/errors';
 import type { RouteDef } from '../http/routes';
 import type { Guard } from '../app';

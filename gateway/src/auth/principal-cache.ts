@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Bus, Subscription } from '@supply/kit';
-import type { supply_tokens_v1 } from '@supply/protos';
-import { ACCESS_CHANGED, TOKEN_REVOKED, type AccessChangedEvent, type TokenRevokedEvent } from '@supply/tokens/events';
+import { ACCESS_CHANGED, TOKEN_REVOKED, type AccessChangedEvent, type supply_tokens_v1, type TokenRevokedEvent } from '@supply/contracts';
 
 export type Principal = supply_tokens_v1.Principal;
 

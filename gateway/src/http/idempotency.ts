@@ -30,7 +30,7 @@
 import { createHash } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { ValidationError, type CallOverrides, type Clients, type Logger } from '@supply/kit';
-import { supply_workflows_v1 as pb } from '@supply/protos';
+import { supply_workflows_v1 as pb } from '@supply/contracts';
 import { requestContext } from './context';
 import type { RouteDef } from './routes';
 

@@ -1,5 +1,5 @@
 import type { Bus, Subscription } from '@supply/kit';
-import { REFERENCE_CHANGED, type ReferenceChangedEvent } from '@supply/reference/events';
+import { REFERENCE_CHANGED, type ReferenceChangedEvent } from '@supply/contracts';
 
 /** One cached answer: the JSON body as sent and its entity tag. */
 export interface CachedAnswer {

@@ -1,5 +1,5 @@
 import { currentContext, type Bus, type Clients, type Logger, type Meter } from '@supply/kit';
-import { USAGE_QUEUE } from '@supply/tokens/usage/record';
+import { USAGE_QUEUE } from '@supply/contracts';
 import type { Guard } from '../app';
 import { createMeteringHook } from './metering';
 import { TenantPolicies } from './policies';

@@ -5,7 +5,7 @@ import pino from 'pino';
 import { z } from 'zod';
 import { AppError, NotFoundError, type Meter } from '@supply/kit';
 import { MemoryMeter } from '@supply/kit/meter/memory';
-import type { UsageRecord } from '@supply/tokens/usage/record';
+import type { UsageRecord } from '@supply/contracts';
 import { createApp } from '../app';
 import { defineRoute, q, type Access, type RouteDef } from '../http/routes';
 import { createMeteringHook, endpointOf, OUTAGE_RETRY_AFTER_SECONDS, type MeteringOptions } from './metering';

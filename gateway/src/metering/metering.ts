@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { isAppError, type Logger, type Meter, type MeterDecision, type RateLimitRule } from '@supply/kit';
-import { creditKey, creditPeriodOf, creditTtlSeconds, type CreditPeriod } from '@supply/tokens/usage/period';
-import type { UsageRecord } from '@supply/tokens/usage/record';
+import { creditKey, creditPeriodOf, creditTtlSeconds, type CreditPeriod, type UsageRecord } from '@supply/contracts';
 import type { Guard } from '../app';
 import type { Principal } from '../auth/guard';
 import { problem } from '../http/errors';

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import type { Bus } from '@supply/kit';
-import { ACCESS_CHANGED } from '@supply/tokens/events';
+import { ACCESS_CHANGED } from '@supply/contracts';
 import { TenantPolicies, type MeteringPolicy, type TenantLimits } from './policies';
 
 describe('TenantPolicies', () => {

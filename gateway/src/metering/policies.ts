@@ -1,5 +1,5 @@
 import type { Bus, Subscription } from '@supply/kit';
-import { ACCESS_CHANGED, type AccessChangedEvent } from '@supply/tokens/events';
+import { ACCESS_CHANGED, type AccessChangedEvent } from '@supply/contracts';
 
 /** A tenant's metering policy, as the tokens service keeps it. */
 export interface TenantLimits {

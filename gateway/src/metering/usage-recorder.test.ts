@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import pino from 'pino';
-import type { UsageBatch, UsageRecord } from '@supply/tokens/usage/record';
+import type { UsageBatch, UsageRecord } from '@supply/contracts';
 import { UsageRecorder } from './usage-recorder';
 
 const record = (id: string): UsageRecord => ({

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@supply/kit';
-import { MAX_BATCH_RECORDS, type UsageBatch, type UsageRecord } from '@supply/tokens/usage/record';
+import { MAX_BATCH_RECORDS, type UsageBatch, type UsageRecord } from '@supply/contracts';
 
 export interface UsageRecorderOptions {
   /** Durably hands one batch to the bus (message id = batch id). */

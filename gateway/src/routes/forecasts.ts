@@ -1,17 +1,17 @@
 import { z } from 'zod';
 import { AppError, ValidationError, isAppError, type Clients } from '@supply/kit';
-import { SERIES_CLASSES } from '@supply/compute/engines/forecast/classify';
-import type { supply_compute_v1 as pb } from '@supply/protos';
 import {
-  ALGORITHMS,
-  CONSTRAINTS,
   DEFAULT_FORECAST_PERIODS,
+  FORECAST_ALGORITHMS as ALGORITHMS,
+  FORECAST_CONSTRAINTS as CONSTRAINTS,
   FORECAST_SCOPES,
   MAX_FORECAST_PERIODS,
   MAX_NAME_LENGTH,
   MISSING_IMPUTATIONS,
+  SERIES_CLASSES,
   historyDateOf,
-} from '@supply/compute/forecasting/request';
+  type supply_compute_v1 as pb,
+} from '@supply/contracts';
 import { cursorBinding, type CursorCodec } from '../http/cursor';
 import { cursorMetaSchema, defineRoute, emptyMetaSchema, linksSchema, pathId, q, type Reply, type RouteDef } from '../http/routes';
 import { jobResource, jobSchema } from './jobs';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Clients } from '@supply/kit';
-import type { supply_workflows_v1 as pb } from '@supply/protos';
+import { JOB_STATUSES, type supply_workflows_v1 as pb } from '@supply/contracts';
 import { defineRoute, emptyMetaSchema, linksSchema, pathId, type RouteDef } from '../http/routes';
 
 const counts = z.object({ created: z.number(), updated: z.number(), deleted: z.number(), unchanged: z.number(), failed: z.number() }).meta({ id: 'JobCounts' });
@@ -10,7 +10,7 @@ const rowError = z.object({ row: z.number(), field: z.string(), message: z.strin
 export const jobSchema = z.object({
   job_id: z.number(),
   kind: z.string(),
-  status: z.enum(['queued', 'running', 'succeeded', 'partially_succeeded', 'failed']),
+  status: z.enum(JOB_STATUSES),
   progress: z.object({ processed: z.number(), total: z.number() }),
   result: counts,
   errors: z.array(rowError),

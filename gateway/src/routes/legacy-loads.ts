@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import type { Clients } from '@supply/kit';
-import type { supply_workflows_v1 as pb } from '@supply/protos';
+import type { supply_workflows_v1 as pb } from '@supply/contracts';
 import { requestContext } from '../http/context';
 import { defineRoute, type Reply, type RouteDef } from '../http/routes';
 import { streamImport } from '../uploads/import';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CALENDAR_BUCKETS as BUCKETS, LEVEL_KINDS, LOCATION_TYPES, LOT_SIZING_RULES, TIMING_SPANS, WEEK_DAYS } from '@supply/contracts';
 
 /**
  * Request and record shapes of the reference resources. Requests are strict (an unknown
@@ -11,12 +12,6 @@ import { z } from 'zod';
 export const MAX_WRITE_BATCH = 1000;
 /** Most item-locations one view lists. */
 export const MAX_VIEW_ITEM_LOCATIONS = 10_000;
-
-export const LEVEL_KINDS = ['item', 'customer_group'] as const;
-export const BUCKETS = ['day', 'week', 'month'] as const;
-export const WEEK_DAYS = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'] as const;
-export const LOCATION_TYPES = ['warehouse', 'distribution_center', 'plant', 'store', 'supplier', 'partner'] as const;
-export const LOT_SIZING_RULES = ['lot_for_lot', 'fixed_order_quantity', 'economic_order_quantity', 'period_order_quantity'] as const;
 
 const name = z.string().trim().min(1).max(255);
 const amount = z.number().min(0).max(1e12);
@@ -128,7 +123,7 @@ export const records = {
   }).meta({ id: 'Item' }),
   customerGroup: z.object({ id, name: z.string(), hierarchy, ...stamps }).meta({ id: 'CustomerGroup' }),
   saleType: z.object({ id, name: z.string(), ...stamps }).meta({ id: 'SaleType' }),
-  timingInterval: z.object({ id, name: z.enum(['day', 'week', 'month', 'year']), ...stamps }).meta({ id: 'TimingInterval' }),
+  timingInterval: z.object({ id, name: z.enum(TIMING_SPANS), ...stamps }).meta({ id: 'TimingInterval' }),
   calendar: z.object({
     id,
     name: z.string(),

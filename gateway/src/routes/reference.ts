@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AppError, type Clients } from '@supply/kit';
-import type { supply_reference_v1 as pb } from '@supply/protos';
+import type { supply_reference_v1 as pb } from '@supply/contracts';
 import { defineRoute, emptyMetaSchema, linksSchema, offsetMetaSchema, pathId, q, type Access, type RouteDef } from '../http/routes';
 import type { ReferenceCache } from '../http/reference-cache';
 import { withReferenceCache } from '../http/reference-cache-routes';

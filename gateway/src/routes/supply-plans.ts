@@ -1,8 +1,6 @@
 import { z } from 'zod';
 import type { Clients } from '@supply/kit';
-import type { supply_compute_v1 as pb } from '@supply/protos';
-import { SUPPLY_POLICIES } from '@supply/compute/engines/mrp/index';
-import { GENERATION_MODES, MAX_NAME, targetErrors } from '@supply/compute/supply-planning/request';
+import { GENERATION_MODES, MAX_NAME_LENGTH, SUPPLY_POLICIES, planTargetErrors, type supply_compute_v1 as pb } from '@supply/contracts';
 import { defineRoute, linksSchema, type Reply, type RouteDef } from '../http/routes';
 import { jobResource, jobSchema } from './jobs';
 import { idempotencyKeyOf } from './workflows';
@@ -11,7 +9,7 @@ import { idempotencyKeyOf } from './workflows';
 export const PLAN_DEADLINE_MS = 60_000;
 
 const id = z.number().int().min(1);
-const name = z.string().trim().max(MAX_NAME);
+const name = z.string().trim().max(MAX_NAME_LENGTH);
 
 const body = z
   .strictObject({
@@ -25,7 +23,7 @@ const body = z
     supply_policy: z.enum(SUPPLY_POLICIES).optional().describe('default unconstrained'),
   })
   .superRefine((value, ctx) => {
-    const errors = targetErrors({
+    const errors = planTargetErrors({
       item_location_id: value.item_location_id ?? 0,
       item_name: value.item_name ?? '',
       location_name: value.location_name ?? '',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AppError, currentContext, type CallOverrides, type Clients } from '@supply/kit';
-import type { supply_tokens_v1 } from '@supply/protos';
+import type { supply_tokens_v1 } from '@supply/contracts';
 import type { Principal } from '../auth/guard';
 import { problem } from '../http/errors';
 import { defineRoute, emptyMetaSchema, linksSchema, offsetMetaSchema, parseInput, pathId, q, SCOPES, type RouteDef } from '../http/routes';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AppError, ValidationError, type Clients } from '@supply/kit';
-import type { supply_transactional_v1 as pb } from '@supply/protos';
+import type { supply_transactional_v1 as pb } from '@supply/contracts';
 import { cursorBinding, type CursorCodec } from '../http/cursor';
 import { cursorMetaSchema, defineRoute, linksSchema, q, type PermissionModule, type RouteDef } from '../http/routes';
 import { fieldErrorsFromZod } from '../http/validation';

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import type { Clients } from '@supply/kit';
-import { MAX_USAGE_DAYS, USAGE_GROUPS } from '@supply/tokens/usage/ledger';
-import { creditPeriodOf, utcDay } from '@supply/tokens/usage/period';
+import { creditPeriodOf, MAX_USAGE_DAYS, USAGE_GROUPS, utcDay } from '@supply/contracts';
 import { defineRoute, emptyMetaSchema, linksSchema, q, type Access, type RouteDef } from '../http/routes';
 import type { MeteredRequest } from '../metering/index';
 

@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import { z } from 'zod';
 import type { Clients } from '@supply/kit';
-import type { supply_workflows_v1 as pb } from '@supply/protos';
+import type { supply_workflows_v1 as pb } from '@supply/contracts';
 import { scopeAllows, type Principal } from '../auth/guard';
 import { requestContext } from '../http/context';
 import { problem } from '../http/errors';

@@ -8,7 +8,7 @@
 import type { Request } from 'express';
 import busboy from 'busboy';
 import { AppError, ValidationError, type ClientStreamCall, type Clients, type RequestContext } from '@supply/kit';
-import type { supply_workflows_v1 as pb } from '@supply/protos';
+import type { supply_workflows_v1 as pb } from '@supply/contracts';
 import { setFormField } from './form-fields';
 import { decodedBody, notSoEncoded } from '../http/edge';
 

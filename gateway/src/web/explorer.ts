@@ -5,7 +5,7 @@
  * stored supply plan (projected on-hand, planned receipts) with its safety stock.
  */
 import type { CallOverrides, Clients } from '@supply/kit';
-import type { supply_compute_v1 as cpb, supply_reference_v1 as rpb } from '@supply/protos';
+import type { supply_compute_v1 as cpb, supply_reference_v1 as rpb } from '@supply/contracts';
 import { esc, layout } from './html';
 
 /** Runs looked through (newest first) for the item's latest forecast. */

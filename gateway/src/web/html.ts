@@ -1,4 +1,4 @@
-import type { supply_tokens_v1 } from '@supply/protos';
+import type { supply_tokens_v1 } from '@supply/contracts';
 import { tokenStatus } from '../routes/tokens';
 
 /** Escapes text for HTML element content and double-quoted attribute values. */

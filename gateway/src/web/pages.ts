@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import cookieParser from 'cookie-parser';
 import express, { type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
 import { AppError, currentContext, isAppError, parseId, type CallOverrides, type Clients, type Logger } from '@supply/kit';
-import type { supply_tokens_v1 } from '@supply/protos';
+import type { supply_tokens_v1 } from '@supply/contracts';
 import { DEFAULT_RETRY_AFTER_SECONDS, normalize } from '../http/errors';
 import { encodingChecked } from '../http/edge';
 import { PROBLEMS, type ProblemSlug } from '../http/problems';

@@ -1,9 +1,8 @@
 import { adaptService, witnessedPublisher, type ServiceModule } from '@supply/kit';
-import { supply_reference_v1 } from '@supply/protos';
+import { REFERENCE_CHANGED, supply_reference_v1, type ReferenceChangedEvent } from '@supply/contracts';
 import { createCalendars, getCalendar, listCalendars, updateCalendar } from './calendars/service';
 import { createCustomerGroups, getCustomerGroup, listCustomerGroups, updateCustomerGroup } from './customer-groups/service';
 import { openReferenceDb } from './db';
-import { REFERENCE_CHANGED, type ReferenceChangedEvent } from './events';
 import { createHierarchyLevels, getHierarchyLevel, listHierarchyLevels, updateHierarchyLevel } from './hierarchy-levels/service';
 import { ensureItemCustomerGroups, getItemCustomerGroups, listItemCustomerGroups } from './item-customer-groups/service';
 import { createItemLocations, getItemLocation, listItemLocations, updateItemLocation } from './item-locations/service';

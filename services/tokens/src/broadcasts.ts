@@ -1,5 +1,6 @@
 import { witnessedPublisher, type Bus, type Logger } from '@supply/kit';
-import { ACCESS_CHANGED, TOKEN_REVOKED, type IdentityEvents } from './events';
+import { ACCESS_CHANGED, TOKEN_REVOKED } from '@supply/contracts';
+import type { IdentityEvents } from './events';
 
 /**
  * Revocations and access changes, answered only once every gateway has the broadcast (see

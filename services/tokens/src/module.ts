@@ -1,5 +1,5 @@
 import { adaptService, AppError, type ServiceModule } from '@supply/kit';
-import { supply_tokens_v1 } from '@supply/protos';
+import { supply_tokens_v1 } from '@supply/contracts';
 import { busEvents } from './broadcasts';
 import { exchangeCredentials } from './legacy/exchange';
 import { openIdentityStore } from './repository';

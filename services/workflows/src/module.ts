@@ -1,5 +1,5 @@
 import { AppError, adaptService, type ServiceModule, type Subscription } from '@supply/kit';
-import { supply_workflows_v1 } from '@supply/protos';
+import { supply_workflows_v1 } from '@supply/contracts';
 import { IdempotentAnswers } from './idempotency/answers';
 import { IdempotencyKeys } from './idempotency/keys';
 import { consumeJobEvents } from './jobs/events';
@@ -7,7 +7,7 @@ import { jobMessage, JobRecords } from './jobs/records';
 import { jobMetrics } from './jobs/metrics';
 import { openJobs } from './jobs/repository';
 import { ChunkProcessor } from './sync/chunks';
-import { CHUNKS_QUEUE, Dispatcher, type ChunkMessage } from './sync/dispatch';
+import { CHUNKS_QUEUE, Dispatcher } from './sync/dispatch';
 import { ScopeLocks } from './sync/scope-locks';
 import { DEFAULT_LIMITS, SyncService } from './sync/service';
 import { openStaging } from './sync/staging';
@@ -66,7 +66,7 @@ export const workflowsModule: ServiceModule = {
       grpc: { definition: supply_workflows_v1.WorkflowServiceService, implementation, protoFile: 'supply/workflows/v1/workflows.proto' },
       async start() {
         subscriptions.push(await consumeJobEvents(bus, jobs, (job) => dispatcher.act(job), logger));
-        subscriptions.push(await bus.consume<ChunkMessage>(CHUNKS_QUEUE, worker.handle, { prefetch: CHUNK_PREFETCH, onDeadLetter: worker.deadLettered }));
+        subscriptions.push(await bus.consume(CHUNKS_QUEUE, worker.handle, { prefetch: CHUNK_PREFETCH, onDeadLetter: worker.deadLettered }));
         sweeper.start();
       },
       async stop() {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Clients } from '@supply/kit';
-import type { supply_transactional_v1 as pb } from '@supply/protos';
+import type { supply_transactional_v1 as pb } from '@supply/contracts';
 import { defineRoute, q, type RouteDef } from '../../http/routes';
 
 /** Records per batch unless `pagination_count` says otherwise (at most MAX_BATCH). */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Clients } from '@supply/kit';
-import type { supply_transactional_v1 as pb } from '@supply/protos';
+import type { supply_transactional_v1 as pb } from '@supply/contracts';
 import { defineRoute, type RouteDef } from '../../http/routes';
 
 const name = z.string().trim().min(1).max(255);

@@ -5,7 +5,7 @@
  * other tenant's run id is not found.
  */
 import { NotFoundError, ValidationError, type CallContext, type Filter } from '@supply/kit';
-import type { supply_compute_v1 as pb } from '@supply/protos';
+import type { supply_compute_v1 as pb } from '@supply/contracts';
 import type { AccuracySummary, ForecastCollections, ForecastRunDoc, SeriesResultDoc, SeriesValidation } from './repository';
 
 /** Page size bounds of both reads. */

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { supply_transactional_v1 as tpb } from '@supply/protos';
+import { supply_transactional_v1 as tpb } from '@supply/contracts';
 import { gridEnd, seriesInput } from './history';
 
 describe('forecast history grid', () => {

@@ -4,7 +4,7 @@
  * of the window marked missing (no record means no sale under the default imputation).
  */
 import type { CallOverrides, Clients } from '@supply/kit';
-import { supply_transactional_v1 as tpb } from '@supply/protos';
+import { supply_transactional_v1 as tpb } from '@supply/contracts';
 import { addPeriods, formatIsoDate, parseIsoDate, type DatedValue, type Frequency } from '../engines/forecast/index';
 
 /** What the workers need of transactional; the real client or, in tests, its functions on a store. */

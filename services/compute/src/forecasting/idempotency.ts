@@ -10,7 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Clients, Logger } from '@supply/kit';
-import { supply_workflows_v1 as wpb } from '@supply/protos';
+import { supply_workflows_v1 as wpb } from '@supply/contracts';
 
 export type Claim<A> = { kind: 'claimed'; key: string; claimId: string } | { kind: 'replay'; answer: A };
 

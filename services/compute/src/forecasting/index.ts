@@ -3,14 +3,14 @@
  * ListForecastSeries, ListForecastRuns and GetForecastRun handlers, the chunk workers on the bus, and the sweep.
  */
 import type { Bus, CallContext, Clients, Collection, Logger, Metrics, Store, Subscription } from '@supply/kit';
-import { supply_compute_v1 as pb } from '@supply/protos';
+import { supply_compute_v1 as pb } from '@supply/contracts';
 import type { ModelRunDoc } from '../runs/repository';
 import { ForecastDiagnostics } from './diagnostics';
 import type { LatestForecasts } from './latest';
 import { IdempotencyKeys } from './idempotency';
 import { openForecastCollections } from './repository';
 import { ForecastService } from './service';
-import { FORECAST_QUEUE, ForecastWorker, type ForecastMessage } from './worker';
+import { FORECAST_QUEUE, ForecastWorker } from './worker';
 
 /** Chunks one process works on at once (fitting is CPU work; more processes, more throughput). */
 export const CHUNK_PREFETCH = 2;
@@ -61,7 +61,7 @@ export async function openForecasting(deps: {
       getForecastRun: (request, ctx) => diagnostics.getRun(request, ctx),
     },
     async start() {
-      subscription = await bus.consume<ForecastMessage>(FORECAST_QUEUE, worker.handle, { prefetch: CHUNK_PREFETCH });
+      subscription = await bus.consume(FORECAST_QUEUE, worker.handle, { prefetch: CHUNK_PREFETCH });
       timer = setInterval(sweep, SWEEP_INTERVAL_MS);
       timer.unref();
     },

@@ -1,36 +1,22 @@
 /**
- * The forecast request (POST /forecasts/generate) as the compute service takes it: the
- * published enumerations, defaults and limits, and the checks of every field. The gateway
- * validates the same fields from these constants before metering; the service checks
- * again because it is the owner of the contract.
+ * The forecast request (POST /forecasts/generate) as the compute service takes it: the checks
+ * of every field against the published enumerations, defaults and limits (in the contracts,
+ * which the gateway validates from before metering); the service checks again because it is
+ * the owner of the contract.
  */
-import { ValidationError, fieldErrors, type FieldErrors } from '@supply/kit';
-import type { supply_compute_v1 as pb } from '@supply/protos';
 import {
-  ALGORITHMS,
-  CONSTRAINTS,
-  MISSING_IMPUTATIONS,
-  isAlgorithm,
-  isConstraint,
-  isMissingImputation,
-  type Algorithm,
-  type Constraint,
-  type MissingImputation,
-} from '../engines/forecast/index';
+  DEFAULT_FORECAST_PERIODS,
+  FORECAST_SCOPES,
+  MAX_FORECAST_PERIODS,
+  MAX_NAME_LENGTH,
+  calendarDateOf,
+  type ForecastScope,
+  type supply_compute_v1 as pb,
+} from '@supply/contracts';
+import { ValidationError, fieldErrors, type FieldErrors } from '@supply/kit';
+import { isAlgorithm, isConstraint, isMissingImputation, type Algorithm, type Constraint, type MissingImputation } from '../engines/forecast/index';
 
-export { ALGORITHMS, CONSTRAINTS, MISSING_IMPUTATIONS };
-
-/**
- * What a run forecasts: one item-customer-group, every customer group of an item, every
- * item of a customer group, or every item-customer-group of the tenant.
- */
-export const FORECAST_SCOPES = ['series', 'item', 'customer_group', 'all'] as const;
-export type ForecastScope = (typeof FORECAST_SCOPES)[number];
-
-export const DEFAULT_FORECAST_PERIODS = 12;
-/** A year of days, seven years of weeks, thirty of months. */
-export const MAX_FORECAST_PERIODS = 366;
-export const MAX_NAME_LENGTH = 255;
+export type { ForecastScope };
 
 /** A validated request with every default filled in. */
 export interface ForecastRequest {
@@ -49,30 +35,6 @@ export interface ForecastRequest {
   history_start: string | null;
   history_end: string | null;
   dry_run: boolean;
-}
-
-const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
-const ISO_DATE_TIME = /^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?([Zz]|[+-]\d{2}:?\d{2})?$/;
-
-function realDate(text: string): string | null {
-  if (!ISO_DATE.test(text)) return null;
-  const at = Date.parse(`${text}T00:00:00Z`);
-  return Number.isFinite(at) && new Date(at).toISOString().slice(0, 10) === text ? text : null;
-}
-
-/**
- * The history bound a client sent, as the UTC calendar date it falls on: an ISO 8601
- * date-time (`2024-12-30T00:00:00Z`; offsets allowed, none means UTC) or a plain date.
- * Null when it is neither.
- */
-export function historyDateOf(text: string): string | null {
-  if (ISO_DATE.test(text)) return realDate(text);
-  const m = ISO_DATE_TIME.exec(text);
-  if (!m || realDate(m[1]!) === null || Number(m[2]) > 23 || Number(m[3]) > 59 || Number(m[4] ?? 0) > 59) return null;
-  const offset = m[6];
-  const zone = !offset || offset.toUpperCase() === 'Z' ? 'Z' : offset.includes(':') ? offset : `${offset.slice(0, 3)}:${offset.slice(3)}`;
-  const at = Date.parse(`${m[1]}T${m[2]}:${m[3]}:${m[4] ?? '00'}${(m[5] ?? '').slice(0, 4)}${zone}`);
-  return Number.isFinite(at) ? new Date(at).toISOString().slice(0, 10) : null;
 }
 
 class Check {
@@ -110,7 +72,7 @@ function optionalEnum<T extends string>(check: Check, field: string, value: stri
 
 function optionalDate(check: Check, field: string, value: string): string | null {
   if (value === '') return null;
-  const date = realDate(value);
+  const date = calendarDateOf(value);
   if (date === null) check.add(field, `The ${label(field)} field must be a valid date-time.`);
   return date;
 }

@@ -4,7 +4,7 @@
  * follows from them or must agree with them, and the series are listed in id order.
  */
 import { ValidationError, type Clients, fieldErrors, type FieldErrors } from '@supply/kit';
-import { supply_reference_v1 as rpb } from '@supply/protos';
+import { supply_reference_v1 as rpb } from '@supply/contracts';
 import type { SeriesRef } from './repository';
 import type { ForecastRequest, ForecastScope } from './request';
 

@@ -5,7 +5,7 @@
  * Retry-After while compute cannot take the work.
  */
 import { AppError, ConflictError, NotFoundError, type Bus, type CallContext, type Clients, type Collection, type Logger } from '@supply/kit';
-import { supply_compute_v1 as pb, supply_reference_v1 as rpb, supply_transactional_v1 as tpb, type supply_workflows_v1 as wpb } from '@supply/protos';
+import { supply_compute_v1 as pb, supply_reference_v1 as rpb, supply_transactional_v1 as tpb, type supply_workflows_v1 as wpb } from '@supply/contracts';
 import { addPeriods, formatIsoDate, parseIsoDate, type Frequency } from '../engines/forecast/index';
 import type { ModelRunDoc } from '../runs/repository';
 import { gridEnd } from './history';
@@ -14,7 +14,7 @@ import { planChunks } from './planner';
 import { chunkId, type ForecastCollections, type ForecastRunDoc, type NamedId, type SeriesRef } from './repository';
 import { readForecastRequest, type ForecastRequest, type ForecastScope } from './request';
 import { resolveSelection } from './selection';
-import { FORECAST_JOB_KIND, FORECAST_QUEUE, STALLED_RUN_MS, type ForecastMessage, type ForecastWorker } from './worker';
+import { FORECAST_JOB_KIND, FORECAST_QUEUE, STALLED_RUN_MS, type ForecastWorker } from './worker';
 
 /** Series a dry run lists (its `series_count` counts them all). */
 export const DRY_RUN_SERIES_LISTED = 100;
@@ -168,7 +168,7 @@ export class ForecastService {
         chunks.map((c) => ({ _id: chunkId(runId, c.seq), run_id: runId, seq: c.seq, first_position: c.first_position, series: c.series, state: 'pending' as const, updated_at: now })),
       );
       await Promise.all(
-        chunks.map((c) => bus.send<ForecastMessage>(FORECAST_QUEUE, { run_id: runId, tenant, step: 'chunk', seq: c.seq }, { messageId: `forecast:${runId}:${c.seq}` })),
+        chunks.map((c) => bus.send(FORECAST_QUEUE, { run_id: runId, tenant, step: 'chunk', seq: c.seq }, { messageId: `forecast:${runId}:${c.seq}` })),
       );
       await forecasts.runs.updateOne({ _id: runId, phase: 'dispatching' }, { $set: { phase: 'running', updated_at: Date.now() } });
       this.deps.logger.info({ run: runId, job: job.id, series: series.length, chunks: chunks.length }, 'forecast run queued');

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { AppError, createLogger, type Bus, type CallOverrides, type Clients, type Collection, type Store, type Subscription } from '@supply/kit';
 import { openBus } from '@supply/kit/bus/index';
 import { openStore } from '@supply/kit/store/index';
-import { supply_transactional_v1 as tpb } from '@supply/protos';
+import { supply_transactional_v1 as tpb } from '@supply/contracts';
 import { timestamp as salesTimestamp } from '@supply/transactional/common/records';
 import { openSales } from '@supply/transactional/sales/repository';
 import { applySales, deleteSalesOutsideLoad, listSales, type SalesDeps } from '@supply/transactional/sales/service';

@@ -12,8 +12,7 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { currentContext, publicReason, type Bus, type CallOverrides, type Clients, type Collection, type Delivery, type Logger, type Metrics } from '@supply/kit';
 import { DEFAULT_MAX_DELIVERIES } from '@supply/kit/bus/common';
-import { supply_transactional_v1 as tpb } from '@supply/protos';
-import { JOB_EVENTS_QUEUE, type ExternalJobEvent } from '@supply/workflows/jobs/fold';
+import { JOB_EVENTS_QUEUE, queue, supply_transactional_v1 as tpb, type ExternalJobEvent } from '@supply/contracts';
 import { forecastDatedSeries, toPeriodSeries } from '../engines/forecast/index';
 import type { ModelRunDoc } from '../runs/repository';
 import { readHistory, seriesInput, type SalesPort } from './history';
@@ -25,7 +24,7 @@ import { chunkId, resultId, resultKeys, type ChunkCounts, type SeriesIntervals, 
 export const FORECAST_JOB_KIND = 'forecast_run';
 
 /** The durable work queue of forecast chunks and finishing steps (the bus namespace prefixes it). */
-export const FORECAST_QUEUE = 'compute.forecast-chunks';
+export const FORECAST_QUEUE = queue<ForecastMessage>('compute.forecast-chunks');
 
 export type ForecastMessage =
   | { run_id: number; tenant: string; step: 'chunk'; seq: number }
@@ -317,7 +316,7 @@ export class ForecastWorker {
   }
 
   async queueFinish(run: ForecastRunDoc): Promise<void> {
-    await this.deps.bus.send<ForecastMessage>(FORECAST_QUEUE, { run_id: run._id, tenant: run.tenant, step: 'finish' }, { messageId: `forecast:${run._id}:finish` });
+    await this.deps.bus.send(FORECAST_QUEUE, { run_id: run._id, tenant: run.tenant, step: 'finish' }, { messageId: `forecast:${run._id}:finish` });
   }
 
   // ------------------------------------------------------------------ finishing

@@ -1,10 +1,10 @@
 /** Supply plan generation (POST /supply-plans/generate): the compute service's feature around the planning engine. */
 import type { Bus, CallContext, Clients, Collection, Logger, Metrics, Store, Subscription } from '@supply/kit';
-import { supply_compute_v1 as pb } from '@supply/protos';
+import { supply_compute_v1 as pb } from '@supply/contracts';
 import type { ModelRunDoc } from '../runs/repository';
 import { IdempotencyKeys } from '../forecasting/idempotency';
 import { openPlanRepositories } from './repository';
-import { CHUNKS_QUEUE, SupplyPlanService, type ChunkMessage } from './service';
+import { CHUNKS_QUEUE, SupplyPlanService } from './service';
 import { PlanChunkWorker } from './worker';
 import { latestUncertainty } from './safety-stock';
 import type { LatestForecasts } from '../forecasting/latest';
@@ -39,7 +39,7 @@ export async function openSupplyPlanning(deps: {
   return {
     generate: (request, ctx) => service.generate(request, ctx),
     async start() {
-      subscription = await deps.bus.consume<ChunkMessage>(CHUNKS_QUEUE, worker.handle, { prefetch: CHUNK_PREFETCH });
+      subscription = await deps.bus.consume(CHUNKS_QUEUE, worker.handle, { prefetch: CHUNK_PREFETCH });
       await service.resumeUndispatched();
     },
     async stop() {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { supply_reference_v1 as ref } from '@supply/protos';
+import type { supply_reference_v1 as ref } from '@supply/contracts';
 import { bucketsFromCalendar, planItemLocation, PlanningInputError } from '../engines/mrp';
 import { BucketClock } from './calendar';
 import {

@@ -3,7 +3,7 @@
  * location plans for, the demand series of each mode, and the item-location's parameters.
  * The rules are written out in the docs/supply-planning.md; sources.ts reads what they need.
  */
-import type { supply_reference_v1 as ref } from '@supply/protos';
+import type { supply_reference_v1 as ref } from '@supply/contracts';
 import { type PartnerPlanInput, type PlanningParameters, type StandardPlanInput, type SupplyPolicy } from '../engines/mrp';
 import type { BucketClock } from './calendar';
 

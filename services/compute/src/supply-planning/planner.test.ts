@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { Clients } from '@supply/kit';
-import type { supply_reference_v1 as ref, supply_transactional_v1 as tx } from '@supply/protos';
+import type { supply_reference_v1 as ref, supply_transactional_v1 as tx } from '@supply/contracts';
 import { bucketsFromCalendar } from '../engines/mrp';
 import { BucketClock } from './calendar';
 import { planBatch, plannedMode, type Outcome, type RunSpec } from './planner';

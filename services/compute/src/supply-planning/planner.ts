@@ -4,7 +4,7 @@
  * transactional. One item-location's bad input fails that item-location only.
  */
 import { isAppError, type Clients, type FieldErrors } from '@supply/kit';
-import type { supply_compute_v1 as pb, supply_reference_v1 as ref, supply_transactional_v1 as tx } from '@supply/protos';
+import type { supply_compute_v1 as pb, supply_reference_v1 as ref, supply_transactional_v1 as tx } from '@supply/contracts';
 import { financialPlan, planItemLocation, PlanningInputError, type PlanResult, type SupplyPolicy } from '../engines/mrp';
 import type { BucketClock } from './calendar';
 import { partnerPlanInput, partnerSellThrough, standardDemand, standardPlanInput, standardSource, type PlanContext } from './inputs';

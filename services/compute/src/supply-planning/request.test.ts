@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { parseGenerationRequest, targetErrors, type TargetFields } from './request';
+import { planTargetErrors as targetErrors } from '@supply/contracts';
+import { parseGenerationRequest, type TargetFields } from './request';
 
 const none: TargetFields = { item_location_id: 0, item_name: '', location_name: '', view_id: 0, view_name: '' };
 const request = (fields: Partial<TargetFields & { mode: string; supply_policy: string }>) => ({ ...none, mode: 'standard', supply_policy: '', ...fields });

@@ -5,7 +5,7 @@
  * forecasting in compute's store). Without a service level, or without any forecast
  * interval to size from, the fixed `safety_stock` stands; the plan says which was used.
  */
-import type { supply_compute_v1 as pb } from '@supply/protos';
+import type { supply_compute_v1 as pb } from '@supply/contracts';
 import type { LatestForecasts } from '../forecasting/latest';
 import type { BucketSize } from '../engines/mrp';
 

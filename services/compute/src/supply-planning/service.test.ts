@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createLogger, isAppError, type CallContext, type Clients } from '@supply/kit';
-import type { supply_compute_v1 as pb } from '@supply/protos';
+import type { supply_compute_v1 as pb } from '@supply/contracts';
 import { LIMITS, SupplyPlanService, type ServiceDeps } from './service';
 
 const request = (item_location_id: number): pb.GenerateSupplyPlanRequest => ({

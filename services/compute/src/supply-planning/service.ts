@@ -4,7 +4,7 @@
  * compute workers (worker.ts).
  */
 import { AppError, isAppError, jobRootHeaders, traceRoot, ValidationError, type Bus, type CallContext, type Clients, type Collection, type Logger, type Metrics } from '@supply/kit';
-import { supply_compute_v1 as pb, type supply_reference_v1 as ref } from '@supply/protos';
+import { queue, supply_compute_v1 as pb, type supply_reference_v1 as ref } from '@supply/contracts';
 import type { ModelRunDoc } from '../runs/repository';
 import { BucketClock } from './calendar';
 import { fingerprintOf, type IdempotencyKeys } from '../forecasting/idempotency';
@@ -27,7 +27,7 @@ export const LIMITS = {
 };
 
 /** The durable work queue of plan-run chunks (the bus namespace prefixes it). */
-export const CHUNKS_QUEUE = 'compute.supply-plan-chunks';
+export const CHUNKS_QUEUE = queue<ChunkMessage>('compute.supply-plan-chunks');
 export const JOB_KIND = 'supply_plan_run';
 
 export interface ChunkMessage {
@@ -207,7 +207,7 @@ export class SupplyPlanService {
     const headers = jobRootHeaders(run.trace_root);
     await Promise.all(
       run.chunks.map((_, seq) =>
-        this.deps.bus.send<ChunkMessage>(CHUNKS_QUEUE, { tenant: run.tenant, run_id: run._id, seq }, { messageId: `${run._id}:${seq}`, ...(headers && { headers }) }),
+        this.deps.bus.send(CHUNKS_QUEUE, { tenant: run.tenant, run_id: run._id, seq }, { messageId: `${run._id}:${seq}`, ...(headers && { headers }) }),
       ),
     );
     await this.deps.repos.jobs.updateOne({ _id: run._id }, { $set: { dispatched: true } });

@@ -4,7 +4,7 @@
  * the items' Forecast and History sales around the horizon, and the latest stock on hand.
  */
 import type { Clients } from '@supply/kit';
-import type { supply_reference_v1 as ref, supply_transactional_v1 as tx } from '@supply/protos';
+import type { supply_reference_v1 as ref, supply_transactional_v1 as tx } from '@supply/contracts';
 import type { BucketClock } from './calendar';
 import { DemandOwnership, FORECAST, groupDemand, HISTORY, type GroupDemand, type SalesPoint } from './inputs';
 

@@ -4,8 +4,7 @@
  * once) instead of planning twice. The worker that records the run's last chunk finishes the job.
  */
 import { ConflictError, currentContext, publicReason, runWithContext, type Bus, type Clients, type Collection, type Delivery, type Logger, type Metrics, type RequestContext } from '@supply/kit';
-import type { ExternalJobEvent } from '@supply/workflows/jobs/fold';
-import { JOB_EVENTS_QUEUE } from '@supply/workflows/jobs/fold';
+import { JOB_EVENTS_QUEUE, type ExternalJobEvent } from '@supply/contracts';
 import type { ModelRunDoc } from '../runs/repository';
 import { BucketClock } from './calendar';
 import { planBatch } from './planner';

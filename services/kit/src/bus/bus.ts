@@ -1,7 +1,10 @@
 /**
  * The message bus port: durable work queues (at-least-once, ack after the work is
  * committed) and broadcast events (best effort, every live subscriber gets each one).
+ * Queues and topics are typed names (`Queue<T>` from the contracts), so a message of the
+ * wrong type does not compile; a plain string name carries no type.
  */
+import type { Queue, Topic } from '@supply/contracts';
 
 export interface Delivery {
   /** Stable across redeliveries; handlers use it to stay idempotent. */
@@ -54,7 +57,7 @@ export interface Subscription {
 
 export interface Bus {
   /** Resolves once the message is durably accepted (broker confirm, or stored on disk). */
-  send<T>(queue: string, body: T, options?: SendOptions): Promise<void>;
+  send<T>(queue: Queue<T>, body: NoInfer<T>, options?: SendOptions): Promise<void>;
   /**
    * Delivers messages to `handler`; resolving acks, throwing redelivers after a backoff
    * with full jitter. A retryable failure (see failures.ts: a dependency unavailable or
@@ -62,14 +65,14 @@ export interface Bus {
    * first one; any other failure counts, and after `maxDeliveries` of them the message
    * goes to `<queue>.dead`.
    */
-  consume<T>(queue: string, handler: WorkHandler<T>, options?: ConsumeOptions): Promise<Subscription>;
+  consume<T>(queue: Queue<T>, handler: WorkHandler<T>, options?: ConsumeOptions): Promise<Subscription>;
   /** Broadcast to every current subscriber of the topic, in every process. */
-  publish<T>(topic: string, event: T): Promise<void>;
-  subscribe<T>(topic: string, handler: (event: T) => void | Promise<void>): Promise<Subscription>;
+  publish<T>(topic: Topic<T>, event: NoInfer<T>): Promise<void>;
+  subscribe<T>(topic: Topic<T>, handler: (event: T) => void | Promise<void>): Promise<Subscription>;
   /** What the backend tells of a work queue: messages waiting or in flight, its consumers, the oldest message's age when known. */
   queueStats?(queue: string): Promise<QueueStats>;
   /** Reads (without consuming) the dead-lettered messages of a queue, oldest first. */
-  deadLetters<T>(queue: string, limit?: number): Promise<Array<{ messageId: string; body: T }>>;
+  deadLetters<T>(queue: Queue<T>, limit?: number): Promise<Array<{ messageId: string; body: T }>>;
   ping(): Promise<void>;
   /** Shutdown has begun: a closing consumer waits for its running handlers until `deadline` (epoch ms) at the latest, then hands their messages back. */
   drainBy?(deadline: number): void;

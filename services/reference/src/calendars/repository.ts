@@ -1,12 +1,8 @@
+import type { CalendarBucket as Bucket, WeekDay } from '@supply/contracts';
 import { tenantCollection } from '../common/collections';
 import type { NamedRecord } from '../common/records';
 
-export const BUCKETS = ['day', 'week', 'month'] as const;
-export type Bucket = (typeof BUCKETS)[number];
-
-/** Day names in `Date.getUTCDay()` order. */
-export const WEEK_DAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'] as const;
-export type WeekDay = (typeof WEEK_DAYS)[number];
+export { CALENDAR_BUCKETS as BUCKETS, WEEK_DAYS, type CalendarBucket as Bucket, type WeekDay } from '@supply/contracts';
 
 /** A planning calendar: `periods` consecutive buckets, the first one containing `start_date`. */
 export interface CalendarRecord extends NamedRecord {

@@ -1,5 +1,5 @@
 import { AppError, NotFoundError, type Collection, type Filter } from '@supply/kit';
-import type { supply_reference_v1 } from '@supply/protos';
+import type { supply_reference_v1 } from '@supply/contracts';
 import { MAX_BULK, nameKey, type TenantRecord } from './records';
 
 /** The gateway enforces each endpoint's own maximum; this only protects the service. */

@@ -1,9 +1,9 @@
+import type { LevelKind } from '@supply/contracts';
 import type { Collection } from '@supply/kit';
 import { tenantCollection } from '../common/collections';
 import type { NamedRecord } from '../common/records';
 
-export const LEVEL_KINDS = ['item', 'customer_group'] as const;
-export type LevelKind = (typeof LEVEL_KINDS)[number];
+export { LEVEL_KINDS, type LevelKind } from '@supply/contracts';
 
 /**
  * One level of a tenant's item or customer group hierarchy. Names are unique across both

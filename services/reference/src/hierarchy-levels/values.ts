@@ -1,5 +1,5 @@
 import { keyedByClient } from '@supply/kit';
-import type { supply_reference_v1 } from '@supply/protos';
+import type { supply_reference_v1 } from '@supply/contracts';
 import type { FieldErrorBag } from '../common/field-errors';
 import { nameKey } from '../common/records';
 import type { HierarchyLevelRecord } from './repository';

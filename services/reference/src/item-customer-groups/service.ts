@@ -1,5 +1,5 @@
 import { ValidationError, fieldErrors, type FieldErrors } from '@supply/kit';
-import type { supply_reference_v1 as pb } from '@supply/protos';
+import type { supply_reference_v1 as pb } from '@supply/contracts';
 import { MESSAGES } from '../common/field-errors';
 import { assertBulkSize, byIds, distinct, findIn } from '../common/reads';
 import { MAX_BULK, timestamp } from '../common/records';

@@ -1,8 +1,8 @@
+import type { LotSizingRule } from '@supply/contracts';
 import { tenantCollection } from '../common/collections';
 import type { TenantRecord } from '../common/records';
 
-export const LOT_SIZING_RULES = ['lot_for_lot', 'fixed_order_quantity', 'economic_order_quantity', 'period_order_quantity'] as const;
-export type LotSizingRule = (typeof LOT_SIZING_RULES)[number];
+export { LOT_SIZING_RULES, type LotSizingRule } from '@supply/contracts';
 
 /** Replenishment parameters, in the planning engine's units (quantities in stocking units, times in buckets). */
 export interface PlanningParameterFields {

@@ -1,5 +1,5 @@
 import type { Filter } from '@supply/kit';
-import type { supply_reference_v1 as pb } from '@supply/protos';
+import type { supply_reference_v1 as pb } from '@supply/contracts';
 import { FieldErrorBag, MESSAGES } from '../common/field-errors';
 import { byIds, distinct, findIn, findOwned, offsetPage } from '../common/reads';
 import { nameKey } from '../common/records';

@@ -1,8 +1,8 @@
+import type { LocationType } from '@supply/contracts';
 import { tenantCollection } from '../common/collections';
 import type { NamedRecord } from '../common/records';
 
-export const LOCATION_TYPES = ['warehouse', 'distribution_center', 'plant', 'store', 'supplier', 'partner'] as const;
-export type LocationType = (typeof LOCATION_TYPES)[number];
+export { LOCATION_TYPES, type LocationType } from '@supply/contracts';
 
 export interface LocationRecord extends NamedRecord {
   type: LocationType;

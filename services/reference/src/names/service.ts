@@ -1,5 +1,5 @@
 import type { Collection } from '@supply/kit';
-import type { supply_reference_v1 as pb } from '@supply/protos';
+import type { supply_reference_v1 as pb } from '@supply/contracts';
 import { assertBulkSize, byIds, findIn } from '../common/reads';
 import { nameKey, type NamedRecord } from '../common/records';
 import type { ReferenceDb } from '../db';

@@ -1,4 +1,4 @@
-import type { supply_reference_v1 as pb } from '@supply/protos';
+import type { supply_reference_v1 as pb } from '@supply/contracts';
 import { assertBulkSize, byIds, distinct, findIn } from '../common/reads';
 import type { ReferenceDb } from '../db';
 import { toItemLocation } from '../item-locations/service';

@@ -1,4 +1,4 @@
-import type { supply_reference_v1 as pb } from '@supply/protos';
+import type { supply_reference_v1 as pb } from '@supply/contracts';
 import { FieldErrorBag, MESSAGES } from '../common/field-errors';
 import { findOwned, nameFilter, offsetPage } from '../common/reads';
 import { nameKey } from '../common/records';

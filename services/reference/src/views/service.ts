@@ -1,5 +1,5 @@
 import { NotFoundError } from '@supply/kit';
-import type { supply_reference_v1 as pb } from '@supply/protos';
+import type { supply_reference_v1 as pb } from '@supply/contracts';
 import { bucketStarts } from '../calendars/buckets';
 import type { Bucket, CalendarRecord } from '../calendars/repository';
 import { toCalendar } from '../calendars/service';

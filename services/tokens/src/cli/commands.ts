@@ -6,7 +6,7 @@ import type { CallOverrides } from '@supply/kit';
 import { createClients, type Clients } from '@supply/kit/clients';
 import { ConfigError, loadConfig } from '@supply/kit/config/config';
 import { isAppError } from '@supply/kit/errors';
-import type { supply_tokens_v1 } from '@supply/protos';
+import type { supply_tokens_v1 } from '@supply/contracts';
 
 const USAGE = `Usage: npm run admin -- <command>
 

@@ -1,5 +1,5 @@
 import { AppError, type Meter } from '@supply/kit';
-import type { supply_tokens_v1 } from '@supply/protos';
+import type { supply_tokens_v1 } from '@supply/contracts';
 import type { IdentityStore } from '../repository';
 import { createLegacyToken } from '../tokens/create';
 import { verifyCredentials } from '../users/credentials';

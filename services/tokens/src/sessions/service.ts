@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { AppError, type Meter } from '@supply/kit';
-import type { supply_tokens_v1 } from '@supply/protos';
+import type { supply_tokens_v1 } from '@supply/contracts';
 import type { IdentityStore } from '../repository';
 import { mayGrantPrivileged } from '../tokens/create';
 import { verifyCredentials } from '../users/credentials';

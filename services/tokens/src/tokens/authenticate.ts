@@ -1,8 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { AppError } from '@supply/kit';
-import type { supply_tokens_v1 } from '@supply/protos';
+import { hashSecret, parseToken, type supply_tokens_v1 } from '@supply/contracts';
 import type { IdentityStore } from '../repository';
-import { hashSecret, parseToken } from './token-string';
 
 const unauthenticated = () => new AppError('unauthenticated', 'Unauthenticated.');
 // Compared against when the id is unknown, so unknown id and wrong secret take the same path.

@@ -1,8 +1,7 @@
 import { AppError, ValidationError, fieldErrors, type FieldErrors } from '@supply/kit';
-import type { supply_tokens_v1 } from '@supply/protos';
+import { formatToken, hashSecret, newSecret, type supply_tokens_v1 } from '@supply/contracts';
 import type { IdentityStore } from '../repository';
 import type { TokenRecord, UserRecord } from '../records';
-import { formatToken, hashSecret, newSecret } from './token-string';
 
 export const SCOPES = [
   'public_api.read',

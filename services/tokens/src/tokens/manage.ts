@@ -1,5 +1,5 @@
 import { AppError, NotFoundError } from '@supply/kit';
-import type { supply_tokens_v1 } from '@supply/protos';
+import type { supply_tokens_v1 } from '@supply/contracts';
 import type { IdentityEvents } from '../events';
 import type { UserRecord } from '../records';
 import type { IdentityStore } from '../repository';

@@ -5,8 +5,7 @@ import { join } from 'node:path';
 import { AppError, type Store } from '@supply/kit';
 import { openStore } from '@supply/kit/store/index';
 import { UsageLedger } from './ledger';
-import { creditPeriodByKey } from './period';
-import type { UsageBatch, UsageRecord } from './record';
+import { creditPeriodByKey, type UsageBatch, type UsageRecord } from '@supply/contracts';
 import { openUsageStore, type UsageStore } from './repository';
 
 let sequence = 0;

@@ -1,12 +1,7 @@
 import { isAppError } from '@supply/kit';
-import { utcDay, type CreditPeriod } from './period';
-import type { UsageBatch } from './record';
+import { utcDay, type CreditPeriod, type UsageBatch, type UsageGroup } from '@supply/contracts';
 import { usageDayId, type UsageDayDoc, type UsageStore } from './repository';
 
-export const USAGE_GROUPS = ['day', 'endpoint', 'token'] as const;
-export type UsageGroup = (typeof USAGE_GROUPS)[number];
-/** Longest `GET /usage` range, in days. */
-export const MAX_USAGE_DAYS = 366;
 /** Batch ids each aggregate remembers; a partly folded batch must be retried within this many later batches. */
 const RECENT_BATCHES = 64;
 

@@ -1,5 +1,5 @@
 import type { Collection, Doc, Store } from '@supply/kit';
-import type { UsageRecord } from './record';
+import type { UsageRecord } from '@supply/contracts';
 
 /** A batch of usage records as the gateway sent it; `_id` is the batch id (the bus message id). */
 export interface UsageBatchDoc extends Doc {

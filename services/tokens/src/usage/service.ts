@@ -1,10 +1,20 @@
 import { AppError, isAppError, ValidationError, type Bus, fieldErrors, type FieldErrors, type Logger, type Meter } from '@supply/kit';
-import type { supply_tokens_v1 } from '@supply/protos';
+import {
+  MAX_USAGE_DAYS,
+  USAGE_GROUPS,
+  USAGE_QUEUE,
+  creditKey,
+  creditPeriodByKey,
+  creditPeriodOf,
+  creditTtlSeconds,
+  isUsageBatch,
+  type CreditPeriod,
+  type UsageGroup,
+  type supply_tokens_v1,
+} from '@supply/contracts';
 import type { IdentityStore } from '../repository';
 import { requireTenant } from '../tenants/service';
-import { MAX_USAGE_DAYS, USAGE_GROUPS, type UsageGroup, type UsageLedger } from './ledger';
-import { creditKey, creditPeriodByKey, creditPeriodOf, creditTtlSeconds, type CreditPeriod } from './period';
-import { isUsageBatch, USAGE_QUEUE } from './record';
+import type { UsageLedger } from './ledger';
 
 export interface UsageDeps {
   identity: IdentityStore;

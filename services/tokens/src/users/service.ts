@@ -1,5 +1,5 @@
 import { ConflictError, NotFoundError, ValidationError, fieldErrors, type FieldErrors } from '@supply/kit';
-import type { supply_tokens_v1 } from '@supply/protos';
+import type { supply_tokens_v1 } from '@supply/contracts';
 import type { IdentityEvents } from '../events';
 import { LEVELS, PERMISSION_MODULES, type Level, type PermissionModule, type UserRecord } from '../records';
 import type { IdentityStore } from '../repository';

@@ -6,7 +6,7 @@
  * it is never mistaken for a sync's answer.
  */
 import { AppError, type CallContext } from '@supply/kit';
-import { supply_workflows_v1 as pb } from '@supply/protos';
+import { supply_workflows_v1 as pb } from '@supply/contracts';
 import { IdempotencyKeys, keyIdOf, keyOwnerOf, type HeldClaim } from './keys';
 
 const FINGERPRINT = /^[\x21-\x7e]{1,256}$/;

@@ -2,36 +2,13 @@
  * Folding job events into the job record: a pure function of (record, event), so the
  * consumer can apply it under compare-and-set and a redelivered event changes nothing.
  */
+import { JOB_EVENTS_QUEUE as EXTERNAL_JOB_EVENTS_QUEUE, type ExternalJobEvent, type Queue } from '@supply/contracts';
 import { FINISHED, MAX_JOB_ERRORS, type JobCounts, type JobDoc, type JobStatus, type RowErrorRecord } from './repository';
-
-/** The durable work queue every job event travels on (the bus namespace prefixes it). */
-export const JOB_EVENTS_QUEUE = 'workflows.job-events';
 
 interface EventBase {
   job_id: number;
   tenant: string;
 }
-
-/** Events any service may send for a job it registered with CreateJob (see workflows.proto, JobEvent). */
-export type ExternalJobEvent = EventBase &
-  (
-    | { type: 'started'; total?: number }
-    | {
-        type: 'part';
-        part: string;
-        processed?: number;
-        result?: Partial<JobCounts>;
-        errors?: RowErrorRecord[];
-        errors_count?: number;
-      }
-    | {
-        type: 'finished';
-        status?: string;
-        message?: string;
-        /** The number of `part` events the job gets in all: it finishes once that many are counted, in whatever order events arrive. */
-        parts?: number;
-      }
-  );
 
 /** Events the sync workers send about their own chunks. */
 export type SyncJobEvent = EventBase &
@@ -53,6 +30,9 @@ export type SyncJobEvent = EventBase &
   );
 
 export type JobEvent = ExternalJobEvent | SyncJobEvent;
+
+/** The job events queue as workflows uses it: other services' events (the contract) and its own sync workers'. */
+export const JOB_EVENTS_QUEUE: Queue<JobEvent> = EXTERNAL_JOB_EVENTS_QUEUE;
 
 const MAX_FAILURE_NOTES = 5;
 

@@ -1,7 +1,7 @@
 import { NotFoundError, traceRoot, type PrincipalContext } from '@supply/kit';
 import { KeyedMutex } from '../keyed-mutex';
 import type { JobObserver } from './metrics';
-import type { supply_workflows_v1 as pb } from '@supply/protos';
+import type { supply_workflows_v1 as pb } from '@supply/contracts';
 import { timestamp, ZERO_COUNTS, type JobDoc, type Jobs, type SyncState } from './repository';
 
 /** How many times a write of a job retries after another writer changed the record first. */

@@ -1,25 +1,8 @@
+import { FINISHED_JOB_STATUSES, type JobCounts, type JobStatus, type RowErrorRecord } from '@supply/contracts';
 import type { Collection, Doc, Store } from '@supply/kit';
 
-export const JOB_STATUSES = ['queued', 'running', 'succeeded', 'partially_succeeded', 'failed'] as const;
-export type JobStatus = (typeof JOB_STATUSES)[number];
-export const FINISHED: readonly JobStatus[] = ['succeeded', 'partially_succeeded', 'failed'];
-
-/** Errors a job keeps (the first ones by row); `errors_count` counts them all. */
-export const MAX_JOB_ERRORS = 1000;
-
-export interface RowErrorRecord {
-  row: number;
-  field: string;
-  message: string;
-}
-
-export interface JobCounts {
-  created: number;
-  updated: number;
-  deleted: number;
-  unchanged: number;
-  failed: number;
-}
+export { JOB_STATUSES, MAX_JOB_ERRORS, type JobCounts, type JobStatus, type RowErrorRecord } from '@supply/contracts';
+export const FINISHED = FINISHED_JOB_STATUSES;
 
 export const ZERO_COUNTS: JobCounts = { created: 0, updated: 0, deleted: 0, unchanged: 0, failed: 0 };
 

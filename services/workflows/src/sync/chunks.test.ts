@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { Clients } from '@supply/kit';
-import { supply_transactional_v1 as tx } from '@supply/protos';
+import { supply_transactional_v1 as tx } from '@supply/contracts';
 import { ChunkProcessor, type LoadContext } from './chunks';
 import { INVENTORY, SALES, type EntitySpec } from './entities';
 import { referenceTable } from './reference-table';

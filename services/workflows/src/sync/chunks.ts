@@ -6,7 +6,7 @@
  * without allow_record_creation (sales), a new record without it (inventory).
  */
 import type { CallOverrides, Clients } from '@supply/kit';
-import { supply_transactional_v1 as tx } from '@supply/protos';
+import { supply_transactional_v1 as tx } from '@supply/contracts';
 import { MAX_JOB_ERRORS, type RowErrorRecord, type SyncOptions } from '../jobs/repository';
 import { recordToRow } from './csv';
 import type { EntitySpec, ResolvedRow, TxRow } from './entities';

@@ -4,6 +4,7 @@
  * its scope lock and drops its staged rows. Every step checks the record first and is
  * safe to repeat, so running it again after a crash, or from the sweeper, does no harm.
  */
+import { queue } from '@supply/contracts';
 import { jobRootHeaders, type Bus, type Logger } from '@supply/kit';
 import type { JobRecords } from '../jobs/records';
 import type { JobDoc, SyncPhase } from '../jobs/repository';
@@ -11,7 +12,7 @@ import type { ScopeLocks } from './scope-locks';
 import { discardUpload, type Staging } from './staging';
 
 /** The durable work queue of sync chunks (the bus namespace prefixes it). */
-export const CHUNKS_QUEUE = 'workflows.sync-chunks';
+export const CHUNKS_QUEUE = queue<ChunkMessage>('workflows.sync-chunks');
 
 export type ChunkStep = 'validate' | 'load' | 'apply' | 'delete';
 

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { AppError, ValidationError, type CallContext, type Clients, type Logger, type PrincipalContext } from '@supply/kit';
 import { settleWithin } from '@supply/kit/bus/common';
-import { supply_workflows_v1 as pb } from '@supply/protos';
+import { supply_workflows_v1 as pb } from '@supply/contracts';
 import { mergeErrors } from '../jobs/fold';
 import { jobMessage, type JobRecords } from '../jobs/records';
 import type { JobDoc, SyncState } from '../jobs/repository';

@@ -14,7 +14,7 @@ import type { IdempotencyKeys } from '../idempotency/keys';
 import type { JobRecords } from '../jobs/records';
 import { endStalled } from '../jobs/fold';
 import { FINISHED, timestamp } from '../jobs/repository';
-import { CHUNKS_QUEUE, type ChunkMessage, type Dispatcher } from './dispatch';
+import { CHUNKS_QUEUE, type Dispatcher } from './dispatch';
 import { discardUpload, type Staging } from './staging';
 import type { ChunkWorker } from './worker';
 
@@ -88,7 +88,7 @@ export class Sweeper {
       if (this.stopped) return;
       if (job.sync) await dispatcher.act(job);
     }
-    for (const { body } of await bus.deadLetters<ChunkMessage>(CHUNKS_QUEUE, 500)) {
+    for (const { body } of await bus.deadLetters(CHUNKS_QUEUE, 500)) {
       if (this.stopped) return;
       const job = typeof body?.job_id === 'number' ? await jobs.jobs.findById(body.job_id) : null;
       if (job?.sync && !FINISHED.includes(job.status) && job.tenant === body.tenant) {

@@ -3,7 +3,7 @@
  * lot are optional parts of the key; a row without them is the item-location's unbinned,
  * unlotted stock.
  */
-import type { supply_transactional_v1 as tx } from '@supply/protos';
+import type { supply_transactional_v1 as tx } from '@supply/contracts';
 import type { NameKind } from '../names';
 import type { EntitySpec } from './spec';
 

@@ -4,7 +4,7 @@
  * allow_record_creation decides whether a load may create a missing combination, not
  * whether it may create records.
  */
-import type { supply_transactional_v1 as tx } from '@supply/protos';
+import type { supply_transactional_v1 as tx } from '@supply/contracts';
 import type { CheckedRow } from '../rows';
 import type { NameKind } from '../names';
 import type { EntitySpec } from './spec';

@@ -5,7 +5,7 @@
  * entity (sales.ts, inventory.ts) fills it in; index.ts lists them.
  */
 import type { CallOverrides, Clients } from '@supply/kit';
-import type { supply_transactional_v1 as tx } from '@supply/protos';
+import type { supply_transactional_v1 as tx } from '@supply/contracts';
 import type { RowErrorRecord, SyncOptions } from '../../jobs/repository';
 import type { LoadNames, NameKind } from '../names';
 import type { CheckedRow } from '../rows';

@@ -3,7 +3,7 @@
  * work queue `USAGE_QUEUE`, to the tokens service, which folds them into daily aggregates.
  * A batch's id is its bus message id; a redelivered batch is folded once.
  */
-export const USAGE_QUEUE = 'tokens.usage';
+import { queue } from './queues';
 
 export interface UsageRecord {
   /** Unique per request. */
@@ -28,6 +28,15 @@ export interface UsageBatch {
   id: string;
   records: UsageRecord[];
 }
+
+/** The gateway's usage batches, consumed by the tokens service. */
+export const USAGE_QUEUE = queue<UsageBatch>('tokens.usage');
+
+/** How `GET /usage` may group its rows. */
+export const USAGE_GROUPS = ['day', 'endpoint', 'token'] as const;
+export type UsageGroup = (typeof USAGE_GROUPS)[number];
+/** Longest `GET /usage` range, in days. */
+export const MAX_USAGE_DAYS = 366;
 
 /** Most records one batch carries. */
 export const MAX_BATCH_RECORDS = 1_000;
