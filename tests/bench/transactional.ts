@@ -5,7 +5,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { supply_transactional_v1 as pb } from '@supply/protos';
+import type { supply_transactional_v1 as pb } from '@supply/contracts';
 import { timestamp } from '@supply/transactional/common/records';
 import { readPage } from '@supply/transactional/common/pages';
 import { openSales, SALES_PAGES } from '@supply/transactional/sales/repository';

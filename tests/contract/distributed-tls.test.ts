@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient, createClients, createLogger, loadConfig, runModules, type RunningProcess } from '@supply/kit';
-import { grpc_health_v1 } from '@supply/protos';
+import { grpc_health_v1 } from '@supply/contracts';
 import { ALL_MODULES } from '@supply/runner';
 import { freePortRange } from '../support/ports';
 

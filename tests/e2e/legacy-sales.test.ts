@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { CallOverrides } from '@supply/kit';
-import type { supply_transactional_v1 as pb } from '@supply/protos';
+import type { supply_transactional_v1 as pb } from '@supply/contracts';
 import { api, startSystem, type TestSystem } from '../support/system';
 
 /** The sales record of the legacy read, fields in the order legacy clients know. */

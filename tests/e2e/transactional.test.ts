@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { CallOverrides } from '@supply/kit';
-import type { supply_transactional_v1 as pb } from '@supply/protos';
+import type { supply_transactional_v1 as pb } from '@supply/contracts';
 import { api, startSystem, type TestSystem } from '../support/system';
 
 /** A /sales-data record as the API shows it. */

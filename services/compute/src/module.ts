@@ -1,5 +1,5 @@
 import { adaptService, type ServiceModule } from '@supply/kit';
-import { supply_compute_v1 } from '@supply/protos';
+import { supply_compute_v1 } from '@supply/contracts';
 import { openForecasting } from './forecasting/index';
 import { openLatestForecasts } from './forecasting/latest';
 import { openModelRuns } from './runs/repository';

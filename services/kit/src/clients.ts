@@ -5,7 +5,7 @@ import {
   supply_transactional_v1,
   supply_workflows_v1,
   grpc_health_v1,
-} from '@supply/protos';
+} from '@supply/contracts';
 import type { Config, ServiceName } from './config/config';
 import { createClient, type PromiseClient } from './grpc/client';
 import { clientObserver } from './metrics/grpc';

@@ -6,7 +6,7 @@ import { createClients, SERVICE_FQN } from './clients';
 import { bindServer, drainServer } from './grpc/server';
 import { serverOptions } from './grpc/transport';
 import { healthService } from './grpc/health';
-import { grpc_health_v1 } from '@supply/protos';
+import { grpc_health_v1 } from '@supply/contracts';
 import type { Logger } from './log';
 import type { ModuleDeps, ModuleName, RunningModule, ServiceModule } from './module';
 import { openStore } from './store/index';

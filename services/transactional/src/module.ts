@@ -1,5 +1,5 @@
 import { adaptService, failureReason, retryUntilDone, type Doc, type ServiceModule } from '@supply/kit';
-import { supply_transactional_v1 } from '@supply/protos';
+import { supply_transactional_v1 } from '@supply/contracts';
 import { timestamp } from './common/records';
 import { openInventory } from './inventory/repository';
 import { applyInventory, deleteInventoryOutsideLoad, queryInventory, type InventoryDeps } from './inventory/service';

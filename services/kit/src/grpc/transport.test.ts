@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Server, type ServiceDefinition } from '@grpc/grpc-js';
 import pino from 'pino';
-import { grpc_health_v1 } from '@supply/protos';
+import { grpc_health_v1 } from '@supply/contracts';
 import { ConfigError, loadConfig } from '../config/config';
 import { createClient } from './client';
 import { healthService, LIVENESS_SERVICE } from './health';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ValidationError, type Clients, type Store } from '@supply/kit';
 import { openStore } from '@supply/kit/store/index';
-import { supply_transactional_v1 as pb } from '@supply/protos';
+import { supply_transactional_v1 as pb } from '@supply/contracts';
 import { openInventory } from '../inventory/repository';
 import { applyInventory, type InventoryDeps } from '../inventory/service';
 import { openSales } from '../sales/repository';

@@ -10,7 +10,7 @@
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { ConflictError, ValidationError, type Collection, type Doc, type Filter, type UpsertRow } from '@supply/kit';
-import { supply_transactional_v1 as pb } from '@supply/protos';
+import { supply_transactional_v1 as pb } from '@supply/contracts';
 import { compareScalars, type Scalar } from './keyset';
 
 export interface ApplySpec<Row> {

@@ -3,7 +3,7 @@
  * the id tie-break, positions as JSON arrays of sort values, and `PageInfo`.
  */
 import { AppError, ValidationError, type Collection, type Doc } from '@supply/kit';
-import type { supply_transactional_v1 as pb } from '@supply/protos';
+import type { supply_transactional_v1 as pb } from '@supply/contracts';
 import { keysetPage, positionOf, type KeysetQuery, type Scalar, type SortKey } from './keyset';
 import { FieldCheck, MAX_PER_PAGE, nameKey } from './records';
 

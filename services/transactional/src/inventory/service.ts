@@ -1,5 +1,5 @@
 import { ValidationError, type Collection } from '@supply/kit';
-import type { supply_transactional_v1 as pb } from '@supply/protos';
+import type { supply_transactional_v1 as pb } from '@supply/contracts';
 import { applyRows, deleteOutsideLoad } from '../common/apply';
 import type { KeysetQuery } from '../common/keyset';
 import { conditionsOf, readPage } from '../common/pages';

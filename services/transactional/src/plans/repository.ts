@@ -1,5 +1,5 @@
 import type { Collection, CollectionSpec, Doc, Store } from '@supply/kit';
-import type { supply_transactional_v1 as pb } from '@supply/protos';
+import type { supply_transactional_v1 as pb } from '@supply/contracts';
 import type { PageSpec } from '../common/pages';
 import { tenantIndex as index } from '../common/records';
 

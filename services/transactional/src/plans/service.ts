@@ -1,5 +1,5 @@
 import type { Collection, UpsertRow } from '@supply/kit';
-import type { supply_transactional_v1 as pb } from '@supply/protos';
+import type { supply_transactional_v1 as pb } from '@supply/contracts';
 import { conditionsOf, readPage } from '../common/pages';
 import { checkBatch, FieldCheck, MAX_BULK, nameKey } from '../common/records';
 import {

@@ -1,5 +1,5 @@
 import type { Clients } from '@supply/kit';
-import type { supply_transactional_v1 as pb } from '@supply/protos';
+import type { supply_transactional_v1 as pb } from '@supply/contracts';
 
 export interface HierarchyLevels {
   item_levels: string[];

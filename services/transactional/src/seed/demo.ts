@@ -5,7 +5,7 @@
  * path as sales and inventory syncs. Ids and names come from the reference service over gRPC; a mark per tenant makes it run once.
  */
 import type { CallOverrides, Clients, Collection, Doc, Logger } from '@supply/kit';
-import type { supply_reference_v1 as ref, supply_transactional_v1 as pb } from '@supply/protos';
+import type { supply_reference_v1 as ref, supply_transactional_v1 as pb } from '@supply/contracts';
 import { MAX_BULK, timestamp } from '../common/records';
 import { applyInventory, type InventoryDeps } from '../inventory/service';
 import { applySales, type SalesDeps } from '../sales/service';
