@@ -2,8 +2,7 @@
 // API in bounded calls (10,000 names each), side by side with a raw store read of the same
 // names in the same run. `npm run bench -- reference` or `npx tsx tests/bench/reference.ts`.
 import { pathToFileURL } from 'node:url';
-import { findIn } from '@supply/reference/common/reads';
-import { ITEMS, type ItemRecord } from '@supply/reference/items/repository';
+import { findIn, ITEMS, type ItemRecord } from '@supply/reference';
 import { startSystem } from '../support/system';
 
 const TOTAL = 100_000;

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { MongoClient } from 'mongodb';
-import { openStore, type Collection, type Doc, type Filter, type Sort, type Store, type UpsertRow } from '@supply/kit/store/index';
+import { openStore, type Collection, type Doc, type Filter, type Sort, type Store, type UpsertRow } from '@supply/kit';
 
 const UPSERT_ROWS = 200_000;
 const CHUNK = 1_000;

@@ -6,10 +6,7 @@ import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { supply_transactional_v1 as pb } from '@supply/contracts';
-import { timestamp } from '@supply/transactional/common/records';
-import { readPage } from '@supply/transactional/common/pages';
-import { openSales, SALES_PAGES } from '@supply/transactional/sales/repository';
-import { applySales } from '@supply/transactional/sales/service';
+import { applySales, openSales, readPage, SALES_PAGES, timestamp } from '@supply/transactional';
 import { api, startSystem } from '../support/system';
 
 const TOTAL = 1_000_000;

@@ -5,7 +5,7 @@
 // `npm run bench -- workflows` or `npx tsx tests/bench/workflows.ts`
 // (BENCH_ROWS=200000 for a shorter run).
 import { pathToFileURL } from 'node:url';
-import { openSales } from '@supply/transactional/sales/repository';
+import { openSales } from '@supply/transactional';
 import { startSystem, type TestSystem } from '../support/system';
 import { postFile, readJob } from '../e2e/workflows-support';
 

@@ -11,9 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import amqp from 'amqplib';
 import { pino } from 'pino';
-import { isAppError } from '@supply/kit/errors';
-import { openBus, type Bus, type Delivery } from '@supply/kit/bus/index';
-import { openStore } from '@supply/kit/store/index';
+import { isAppError, openBus, openStore, type Bus, type Delivery } from '@supply/kit';
 import { Relay } from '../support/relay';
 
 const run = promisify(execFile);

@@ -4,12 +4,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import amqp from 'amqplib';
-import { currentContext, runWithContext, type RequestContext } from '@supply/kit/context';
-import { AppError, isAppError } from '@supply/kit/errors';
-import { openBus, type Bus, type Delivery, type OpenBusOptions } from '@supply/kit/bus/index';
-import { openStore } from '@supply/kit/store/index';
-import type { Store } from '@supply/kit/store/store';
-import { Metrics } from '@supply/kit/metrics/metrics';
+import {
+  AppError,
+  currentContext,
+  isAppError,
+  Metrics,
+  openBus,
+  openStore,
+  runWithContext,
+  type Bus,
+  type Delivery,
+  type OpenBusOptions,
+  type RequestContext,
+  type Store,
+} from '@supply/kit';
 
 /** Keeps this run's queues and exchanges apart from other runs on the same broker or store. */
 const runNamespace = `test-bus-${process.pid}-${Date.now().toString(36)}`;

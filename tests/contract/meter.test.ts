@@ -3,8 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isAppError } from '@supply/kit/errors';
-import { openMeter, type Meter } from '@supply/kit/meter/index';
+import { isAppError, openMeter, type Meter } from '@supply/kit';
 import { ScratchRedis } from '../support/scratch-redis';
 
 /** Keeps this run's keys apart from other runs sharing the same Redis. */

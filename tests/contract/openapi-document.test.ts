@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { operationIdOf } from '@supply/gateway/http/openapi';
-import { openApiDocument } from '@supply/gateway/openapi-document';
-import { allRoutes } from '@supply/gateway/routes/index';
+import { allRoutes, openApiDocument, operationIdOf } from '@supply/gateway';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => void;
 const pointer = (...parts: string[]) => parts.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { MongoClient } from 'mongodb';
-import { openStore } from '@supply/kit/store/index';
+import { openStore } from '@supply/kit';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const writerScript = fileURLToPath(new URL('./fixtures/store-writer.ts', import.meta.url));

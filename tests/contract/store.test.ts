@@ -3,8 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MongoClient } from 'mongodb';
-import { ConflictError } from '@supply/kit/errors';
-import { openStore, type Collection, type Doc, type DocId, type Filter, type Sort, type Store } from '@supply/kit/store/index';
+import { ConflictError, openStore, type Collection, type Doc, type DocId, type Filter, type Sort, type Store } from '@supply/kit';
 
 /** Keeps this run's databases apart from other runs on the same server or disk. */
 const runName = `store_contract_${process.pid}_${Date.now().toString(36)}`;

@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { PROBLEMS } from '@supply/gateway/http/problems';
+import { PROBLEMS } from '@supply/gateway';
 import { chromiumMissing, launchChromium } from '../support/browser';
 import { startSystem, type TestSystem } from '../support/system';
 

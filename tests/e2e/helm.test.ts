@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import * as k8s from 'kubernetes-models';
 import * as promOperator from '@kubernetes-models/prometheus-operator';
-import { SERVICE_NAMES } from '@supply/kit/config/config';
+import { SERVICE_NAMES } from '@supply/kit';
 import { strictTypeErrors } from '../support/k8s-strict';
 import { restrictedViolations, type K8sObject } from '../support/pod-security';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { main } from '@supply/tokens/cli/commands';
+import { runAdmin as main } from '@supply/tokens';
 import { api, startSystem, type TestSystem } from '../support/system';
 
 const CLI = 'services/tokens/src/cli/admin.ts';

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import type { CallOverrides } from '@supply/kit';
-import { accessTable } from '@supply/gateway/auth/access';
-import { allRoutes } from '@supply/gateway/routes/index';
-import { LEVELS, MODULES, SCOPES, type Access, type Level } from '@supply/gateway/http/routes';
+import { accessTable, allRoutes, type Access } from '@supply/gateway';
+import { LEVELS, PERMISSION_MODULES as MODULES, SCOPES, type Level } from '@supply/contracts';
 import { api, startSystem, type TestSystem } from '../support/system';
 
 // A fixed start for the system's clock, so expiry and the legacy sunset do not depend on today.

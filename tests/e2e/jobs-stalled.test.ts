@@ -3,7 +3,7 @@
 // never left running, and its counts still match the store.
 import assert from 'node:assert/strict';
 import type { Bus, PrincipalContext } from '@supply/kit';
-import { CHUNKS_QUEUE } from '@supply/workflows/sync/dispatch';
+import { CHUNKS_QUEUE } from '@supply/workflows';
 import { api, startSystem, type TestSystem } from '../support/system';
 import { busEnv, days, dropBusNamespace, salesRecords, salesRow, waitForJob } from './workflows-support';
 

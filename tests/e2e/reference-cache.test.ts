@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openAmqpBus } from '@supply/kit/bus/amqp';
+import { openAmqpBus } from '@supply/kit';
 import { REFERENCE_CHANGED, type ReferenceChangedEvent } from '@supply/contracts';
 import { freePortRange } from '../support/ports';
 import { api, startSystem, type TestSystem } from '../support/system';

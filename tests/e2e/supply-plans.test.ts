@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { openPlanRepositories } from '@supply/compute/supply-planning/repository';
+import { openPlanRepositories } from '@supply/compute';
 import { api, DISTRIBUTED, startSystem, type TestSystem } from '../support/system';
 import { waitForJob } from './workflows-support';
 

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { main } from '@supply/tokens/cli/commands';
+import { runAdmin as main } from '@supply/tokens';
 import { api, startSystem, type TestSystem } from '../support/system';
 import { busEnv, days, dropBusNamespace, salesCsv, salesRow, waitForJob } from './workflows-support';
 

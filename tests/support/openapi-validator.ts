@@ -1,7 +1,6 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { PASSTHROUGH_VIA } from '@supply/gateway/http/legacy-proxy';
-import { openApiDocument } from '@supply/gateway/openapi-document';
+import { openApiDocument, PASSTHROUGH_VIA } from '@supply/gateway';
 
 type Json = Record<string, any>;
 

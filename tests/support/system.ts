@@ -2,8 +2,17 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createClients, createLogger, loadConfig, runModules, type Clients, type Config, type RunningProcess } from '@supply/kit';
-import { openBus, type Bus } from '@supply/kit/bus/index';
+import {
+  createClients,
+  createLogger,
+  loadConfig,
+  openBus,
+  runModules,
+  type Bus,
+  type Clients,
+  type Config,
+  type RunningProcess,
+} from '@supply/kit';
 import { ALL_MODULES } from '@supply/runner';
 import { freePortRange } from './ports';
 import { buildOnce, startNode, waitFor } from './processes';

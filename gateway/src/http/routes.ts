@@ -1,22 +1,10 @@
 import type { Request, Response } from 'express';
 import { z } from 'zod';
 import { NotFoundError, parseId, ValidationError } from '@supply/kit';
+import type { PermissionModule, Scope } from '@supply/contracts';
 import { fieldErrorsFromZod } from './validation';
 
-export const SCOPES = [
-  'public_api.read',
-  'public_api.write',
-  'public_api.compute',
-  'public_api.workflow',
-  'public_api.workflow.replace',
-  '*',
-] as const;
-export type Scope = (typeof SCOPES)[number];
-
-export const MODULES = ['public_api', 'master_data', 'demand', 'inventory', 'supply', 'finance'] as const;
-export type PermissionModule = (typeof MODULES)[number];
-export const LEVELS = ['planner', 'view', 'none'] as const;
-export type Level = (typeof LEVELS)[number];
+export { LEVELS, PERMISSION_MODULES as MODULES, SCOPES, type Level, type PermissionModule, type Scope } from '@supply/contracts';
 
 /** Credits a request of each class spends (a workflow stages and runs a job, a compute run is the heaviest; utilities are free). */
 export const COSTS = { read: 1, write: 2, workflow: 5, compute: 20, utility: 0 } as const;

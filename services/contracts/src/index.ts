@@ -13,3 +13,4 @@ export * from './credits';
 export * from './token-string';
 export * from './planning';
 export * from './compute';
+export * from './identity';

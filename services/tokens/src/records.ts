@@ -1,9 +1,7 @@
+import type { Level, PermissionModule } from '@supply/contracts';
 import type { Doc } from '@supply/kit';
 
-export const PERMISSION_MODULES = ['public_api', 'master_data', 'demand', 'inventory', 'supply', 'finance'] as const;
-export type PermissionModule = (typeof PERMISSION_MODULES)[number];
-export const LEVELS = ['planner', 'view', 'none'] as const;
-export type Level = (typeof LEVELS)[number];
+export { LEVELS, PERMISSION_MODULES, type Level, type PermissionModule } from '@supply/contracts';
 
 export interface TenantRecord extends Doc {
   _id: string; // the slug, as it appears in every path

@@ -2,17 +2,28 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AppError, createLogger, type Bus, type CallOverrides, type Clients, type Collection, type Store, type Subscription } from '@supply/kit';
-import { openBus } from '@supply/kit/bus/index';
-import { openStore } from '@supply/kit/store/index';
-import { supply_transactional_v1 as tpb } from '@supply/contracts';
-import { timestamp as salesTimestamp } from '@supply/transactional/common/records';
-import { openSales } from '@supply/transactional/sales/repository';
-import { applySales, deleteSalesOutsideLoad, listSales, type SalesDeps } from '@supply/transactional/sales/service';
-import { parseJobEvent } from '@supply/workflows/jobs/events';
-import { foldJobEvent, JOB_EVENTS_QUEUE } from '@supply/workflows/jobs/fold';
-import { jobMessage } from '@supply/workflows/jobs/records';
-import { timestamp, ZERO_COUNTS, type JobDoc } from '@supply/workflows/jobs/repository';
+import {
+  AppError,
+  createLogger,
+  openBus,
+  openStore,
+  type Bus,
+  type CallOverrides,
+  type Clients,
+  type Collection,
+  type Store,
+  type Subscription,
+} from '@supply/kit';
+import { JOB_EVENTS_QUEUE, supply_transactional_v1 as tpb } from '@supply/contracts';
+import {
+  applySales,
+  deleteSalesOutsideLoad,
+  listSales,
+  openSales,
+  timestamp as salesTimestamp,
+  type SalesDeps,
+} from '@supply/transactional';
+import { foldJobEvent, jobMessage, parseJobEvent, timestamp, ZERO_COUNTS, type JobDoc } from '@supply/workflows';
 import { openModelRuns, type ModelRunDoc } from '../runs/repository';
 import type { SalesPort } from './history';
 import { planChunks } from './planner';

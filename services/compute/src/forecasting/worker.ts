@@ -10,8 +10,18 @@
  * job's fold); the finishing step keeps its first count of what it deletes.
  */
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { currentContext, publicReason, type Bus, type CallOverrides, type Clients, type Collection, type Delivery, type Logger, type Metrics } from '@supply/kit';
-import { DEFAULT_MAX_DELIVERIES } from '@supply/kit/bus/common';
+import {
+  currentContext,
+  DEFAULT_MAX_DELIVERIES,
+  publicReason,
+  type Bus,
+  type CallOverrides,
+  type Clients,
+  type Collection,
+  type Delivery,
+  type Logger,
+  type Metrics,
+} from '@supply/kit';
 import { JOB_EVENTS_QUEUE, queue, supply_transactional_v1 as tpb, type ExternalJobEvent } from '@supply/contracts';
 import { forecastDatedSeries, toPeriodSeries } from '../engines/forecast/index';
 import type { ModelRunDoc } from '../runs/repository';

@@ -2,10 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 // Narrow imports: the CLI needs config, clients and errors, not the store, bus and meter adapters.
-import type { CallOverrides } from '@supply/kit';
-import { createClients, type Clients } from '@supply/kit/clients';
-import { ConfigError, loadConfig } from '@supply/kit/config/config';
-import { isAppError } from '@supply/kit/errors';
+import { ConfigError, createClients, isAppError, loadConfig, type CallOverrides, type Clients } from '@supply/kit';
 import type { supply_tokens_v1 } from '@supply/contracts';
 
 const USAGE = `Usage: npm run admin -- <command>

@@ -1,16 +1,9 @@
 import { AppError, ValidationError, fieldErrors, type FieldErrors } from '@supply/kit';
-import { formatToken, hashSecret, newSecret, type supply_tokens_v1 } from '@supply/contracts';
+import { SCOPES, formatToken, hashSecret, newSecret, type supply_tokens_v1 } from '@supply/contracts';
 import type { IdentityStore } from '../repository';
 import type { TokenRecord, UserRecord } from '../records';
 
-export const SCOPES = [
-  'public_api.read',
-  'public_api.write',
-  'public_api.compute',
-  'public_api.workflow',
-  'public_api.workflow.replace',
-  '*',
-] as const;
+export { SCOPES };
 /** Every scope but Read needs Planner on the Public API module, or a workspace admin. */
 export const PRIVILEGED_SCOPES = new Set<string>(SCOPES.filter((s) => s !== 'public_api.read'));
 

@@ -1,6 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { isAppError, type Meter } from '@supply/kit';
-import { MemoryMeter } from '@supply/kit/meter/memory';
+import { isAppError, MemoryMeter, type Meter } from '@supply/kit';
 import type { UserRecord } from '../records';
 import type { IdentityStore } from '../repository';
 import { MAX_FAILED_ATTEMPTS, verifyCredentials } from './credentials';

@@ -4,8 +4,7 @@
  * phase goes on the bus. The answer is stored under the request's Idempotency-Key.
  */
 import { createHash } from 'node:crypto';
-import { AppError, ValidationError, type CallContext, type Clients, type Logger, type PrincipalContext } from '@supply/kit';
-import { settleWithin } from '@supply/kit/bus/common';
+import { AppError, settleWithin, ValidationError, type CallContext, type Clients, type Logger, type PrincipalContext } from '@supply/kit';
 import { supply_workflows_v1 as pb } from '@supply/contracts';
 import { mergeErrors } from '../jobs/fold';
 import { jobMessage, type JobRecords } from '../jobs/records';

@@ -2,8 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Store } from '@supply/kit';
-import { openStore } from '@supply/kit/store/index';
+import { openStore, type Store } from '@supply/kit';
 import { CHUNK_ROWS, chunkId, discardUpload, keepFirstPlan, openStaging, stagedChunks, Stager, type Staging } from './staging';
 
 describe('sync staging', () => {

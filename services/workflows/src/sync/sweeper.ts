@@ -8,8 +8,7 @@
  *   left running: its workers are gone or its parts were lost without a report;
  * - idempotency keys past their 24 hours and uploads abandoned half way are dropped.
  */
-import type { Bus, Logger } from '@supply/kit';
-import { unfinishedDelivery } from '@supply/kit/bus/common';
+import { unfinishedDelivery, type Bus, type Logger } from '@supply/kit';
 import type { IdempotencyKeys } from '../idempotency/keys';
 import type { JobRecords } from '../jobs/records';
 import { endStalled } from '../jobs/fold';

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { AppError, Metrics, type Bus, type Clients, type Logger } from '@supply/kit';
-import { deliveryWithVerdict, resolveRetryPolicy } from '@supply/kit/bus/common';
+import { AppError, deliveryWithVerdict, Metrics, resolveRetryPolicy, type Bus, type Clients, type Logger } from '@supply/kit';
 import type { JobDoc, Jobs } from '../jobs/repository';
 import type { ChunkProcessor } from './chunks';
 import type { Staging } from './staging';

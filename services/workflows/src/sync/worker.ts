@@ -6,8 +6,7 @@
  * last allowed delivery, or a dependency down for the whole outage window) is reported
  * failed, with its rows and a reason fit for the client, before it is dead-lettered.
  */
-import { currentContext, type Bus, type Clients, type Delivery, type Logger, type Metrics } from '@supply/kit';
-import { failureReason } from '@supply/kit/failures';
+import { currentContext, failureReason, type Bus, type Clients, type Delivery, type Logger, type Metrics } from '@supply/kit';
 import { JOB_EVENTS_QUEUE, type SyncJobEvent } from '../jobs/fold';
 import type { JobCounts, JobDoc, Jobs } from '../jobs/repository';
 import { ChunkProcessor, planCounts, type LoadContext, type PlannedChunk } from './chunks';
