@@ -5,13 +5,10 @@
  */
 import { availableParallelism } from 'node:os';
 import { pathToFileURL } from 'node:url';
-import {
-  LOT_SIZING_RULES,
-  bucketsFromCalendar,
-  planItemLocation,
-  type StandardPlanInput,
-} from '../../services/compute/src/engines/mrp/index';
-import { SeededRandom } from '../../services/compute/src/engines/mrp/prng';
+import { mrpEngine } from '@supply/compute';
+
+const { LOT_SIZING_RULES, SeededRandom, bucketsFromCalendar, planItemLocation } = mrpEngine;
+type StandardPlanInput = mrpEngine.StandardPlanInput;
 
 const ITEM_LOCATIONS = 10_000;
 const BUCKETS = 104;

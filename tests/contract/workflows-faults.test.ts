@@ -77,7 +77,7 @@ async function finished(clients: Clients, token: string, jobId: number, logs: ()
       90_000,
     );
   } catch (err) {
-    throw new Error(`${String(err)}\n${logs().slice(-20).join('\n')}`);
+    throw new Error(`${String(err)}\n${logs().slice(-20).join('\n')}`, { cause: err });
   }
 }
 

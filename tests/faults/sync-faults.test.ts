@@ -184,7 +184,7 @@ describe('fault suite: a 20,000-row sync under faults, services as separate proc
         return FINISHED.includes(job.status) ? job : undefined;
       }, timeoutMs, 250);
     } catch (err) {
-      throw new Error(`${String(err)}\n${logsOf('workflows', 'transactional')}`);
+      throw new Error(`${String(err)}\n${logsOf('workflows', 'transactional')}`, { cause: err });
     }
   }
 

@@ -160,7 +160,7 @@ export async function api(
   }
   const res = await fetch(`${sys.baseUrl}${path}`, { method: init.method ?? 'GET', headers, body, redirect: 'manual' });
   const text = await res.text();
-  let parsed: unknown = undefined;
+  let parsed: unknown;
   try {
     parsed = text ? JSON.parse(text) : undefined;
   } catch {

@@ -74,6 +74,7 @@ export function observeRequests(opts: { logger: Logger; metrics?: Metrics }): Re
     }) as Response['end'];
 
     metrics?.httpInFlight.inc();
+    // eslint-disable-next-line prefer-const -- assigned once, after `finish` that reads it is defined
     let endSpan: ((route: string, status: number) => void) | undefined;
     let done = false;
     const finish = () => {

@@ -75,6 +75,7 @@ export interface RouteDef<Q extends z.ZodType = z.ZodType, B extends z.ZodType =
   handler(input: HandlerInput<z.infer<Q>, z.infer<B>>): Promise<Reply>;
 }
 
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- zod's empty object shape
 export function defineRoute<Q extends z.ZodType = z.ZodObject<{}>, B extends z.ZodType = z.ZodObject<{}>>(
   def: RouteDef<Q, B>,
 ): RouteDef {

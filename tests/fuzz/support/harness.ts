@@ -102,7 +102,7 @@ export async function exerciseRequest(t: FuzzTarget, op: Operation, req: FuzzReq
   try {
     res = await send(t.sys.baseUrl, req);
   } catch (err) {
-    throw new Error(`no answer: ${(err as Error).message}\n--- request (caller: ${caller})\n${describeRequest(req)}`);
+    throw new Error(`no answer: ${(err as Error).message}\n--- request (caller: ${caller})\n${describeRequest(req)}`, { cause: err });
   }
   t.stats.sent++;
   t.stats.slowest.push({ ms: res.ms, at: t.stats.sent, line: `${res.status} ${req.method} ${req.path.slice(0, 100)} [${req.kind}]` });

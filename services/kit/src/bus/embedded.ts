@@ -430,9 +430,8 @@ class EmbeddedConsumer {
 
   private async notifyDeadLetter(doc: MessageDoc, delivery: Delivery, failure: unknown): Promise<void> {
     if (!this.onDeadLetter) return;
-    let body: unknown = null;
     try {
-      body = decodeBody(doc.payload);
+      const body: unknown = decodeBody(doc.payload);
       await this.onDeadLetter(body, delivery, failure);
     } catch (err) {
       this.bus.log.error({ err: errorMessage(err), queue: this.queue, messageId: doc.messageId }, 'the dead-letter hook failed');

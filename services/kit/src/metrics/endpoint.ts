@@ -22,6 +22,6 @@ export async function startMetricsEndpoint(metrics: Metrics, config: Config, log
       logger.warn({ port: config.metricsPort }, 'default metrics port in use; set METRICS_PORT to serve this process\'s metrics');
       return undefined;
     }
-    throw new Error(`METRICS_PORT ${config.metricsPort} cannot be served: ${(err as Error).message}`);
+    throw new Error(`METRICS_PORT ${config.metricsPort} cannot be served: ${(err as Error).message}`, { cause: err });
   }
 }

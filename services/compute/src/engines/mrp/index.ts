@@ -44,3 +44,4 @@ export {
 export type { PlanningParameters } from './parameters';
 export { planItemLocation, type MrpRow, type PlanJson, type PlannedOrder, type PlanResult } from './plan';
 export { PlanningInputError } from './validation';
+export { SeededRandom } from './prng';
