@@ -2,8 +2,9 @@
  * Folding job events into the job record: a pure function of (record, event), so the
  * consumer can apply it under compare-and-set and a redelivered event changes nothing.
  */
-import { JOB_EVENTS_QUEUE as EXTERNAL_JOB_EVENTS_QUEUE, type ExternalJobEvent, type Queue } from '@supply/contracts';
-import { FINISHED, MAX_JOB_ERRORS, type JobCounts, type JobDoc, type JobStatus, type RowErrorRecord } from './repository';
+import { FINISHED_JOB_STATUSES, JOB_EVENTS_QUEUE as EXTERNAL_JOB_EVENTS_QUEUE, type ExternalJobEvent, type Queue } from '@supply/contracts';
+import { MAX_JOB_ERRORS, type JobCounts, type JobDoc, type JobStatus, type RowErrorRecord } from './repository';
+import { isFinishedStatus, moveJob, moveSync } from './states';
 
 interface EventBase {
   job_id: number;
@@ -37,7 +38,7 @@ export const JOB_EVENTS_QUEUE: Queue<JobEvent> = EXTERNAL_JOB_EVENTS_QUEUE;
 const MAX_FAILURE_NOTES = 5;
 
 function isFinished(job: JobDoc): boolean {
-  return FINISHED.includes(job.status);
+  return isFinishedStatus(job.status);
 }
 
 /** Keeps the first MAX_JOB_ERRORS errors by row (then field), whatever order chunks finish in. */
@@ -58,7 +59,7 @@ function addCounts(into: JobCounts, more: Partial<JobCounts> | undefined): void 
 
 function start(job: JobDoc, now: string): void {
   if (job.status === 'queued') {
-    job.status = 'running';
+    moveJob(job, 'running');
     job.started_at ??= now;
   }
 }
@@ -90,11 +91,11 @@ export function derivedStatus(job: JobDoc): JobStatus {
 }
 
 function finish(job: JobDoc, now: string, status: JobStatus, message: string): void {
-  job.status = status;
+  moveJob(job, status);
   job.message = message;
   job.finished_at = now;
   if (job.started_at === null) job.started_at = now;
-  if (job.sync) job.sync.phase = 'done';
+  if (job.sync) moveSync(job.sync, 'done');
 }
 
 /** `part` events counted so far. */
@@ -103,7 +104,7 @@ function countedParts(job: JobDoc): number {
 }
 
 function finishAsReported(job: JobDoc, now: string, status: string, message: string): void {
-  const reported = (FINISHED as readonly string[]).includes(status);
+  const reported = (FINISHED_JOB_STATUSES as readonly string[]).includes(status);
   job.status_reported = reported;
   finish(job, now, reported ? (status as JobStatus) : derivedStatus(job), message);
 }
@@ -131,13 +132,13 @@ function advanceSync(job: JobDoc, now: string): void {
       finish(job, now, 'failed', `${why}; nothing was loaded (continue_on_error is false).`);
       return;
     }
-    sync.phase = 'applying';
+    moveSync(sync, 'applying');
     sync.dispatched = null;
     return;
   }
   if ((sync.phase === 'loading' || sync.phase === 'applying') && sync.applied >= sync.chunks) {
     if (sync.mode === 'replace' && sync.failed_chunks === 0) {
-      sync.phase = 'deleting';
+      moveSync(sync, 'deleting');
       sync.dispatched = null;
       return;
     }
@@ -230,9 +231,9 @@ export function foldJobEvent(current: JobDoc, event: JobEvent, now: string): Job
       job.errors = mergeErrors(job.errors, (event.errors ?? []).slice(0, MAX_JOB_ERRORS));
       job.errors_count += Math.max(event.errors_count ?? 0, event.errors?.length ?? 0);
       if (lateExternalPart && job.stalled) {
-        job.status = stalledStatus(job);
+        moveJob(job, stalledStatus(job));
         job.message = stalledMessage(job);
-      } else if (lateExternalPart && !job.status_reported) job.status = derivedStatus(job);
+      } else if (lateExternalPart && !job.status_reported) moveJob(job, derivedStatus(job));
       if (job.pending_finish && countedParts(job) >= job.pending_finish.parts) {
         const pending = job.pending_finish;
         job.pending_finish = null;
@@ -290,7 +291,7 @@ export function foldJobEvent(current: JobDoc, event: JobEvent, now: string): Job
     const released = Math.min(event.rows, job.stalled!.failed, job.result.failed);
     job.result.failed -= released;
     job.stalled = { ...job.stalled!, failed: job.stalled!.failed - released };
-    job.status = stalledStatus(job);
+    moveJob(job, stalledStatus(job));
     job.message = stalledMessage(job);
   }
   if (job.sync && !isFinished(job)) advanceSync(job, now);
