@@ -96,4 +96,25 @@ describe('forecast/ets', () => {
   it('returns null instead of fitting multiplicative models to non-positive data', () => {
     assert.equal(fitEts([1, 0, 2, 3, 1, 2, 3, 4, 5, 6], { error: 'M', trend: 'N', season: 'N' }, 1), null);
   });
+
+  it('solves the initial states of additive non-seasonal models exactly: no other start fits better', () => {
+    let seed = 11;
+    const noise = () => ((seed = (seed * 16807) % 2147483647) / 2147483647 - 0.5) * 4;
+    const values = Array.from({ length: 60 }, (_, t) => 50 + 1.5 * t + noise());
+    for (const trend of ['A', 'Ad'] as const) {
+      const spec = { error: 'A', trend, season: 'N' } as const;
+      const model = fitEts(values, spec, 1);
+      assert.ok(model);
+      const { alpha, beta, phi } = model;
+      // At the fitted smoothing parameters, no start on a grid around the truth may fit better.
+      for (const level of [45, 48, 50, 52, 55]) {
+        for (const slope of [1, 1.3, 1.5, 1.7, 2]) {
+          const other = applyEts(values, spec, 1, { alpha, beta, phi, level, slope });
+          assert.ok(other.likelihood >= model.likelihood - 1e-6, `${trend} start ${level}/${slope}: ${other.likelihood} < ${model.likelihood}`);
+        }
+      }
+      const forecast = forecastEts(model, 3);
+      assert.ok(Math.abs(forecast[0] - (50 + 1.5 * 60)) < 5, `${trend} forecast ${forecast[0]}`);
+    }
+  });
 });

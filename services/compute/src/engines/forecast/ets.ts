@@ -274,6 +274,108 @@ export interface EtsFitOptions {
   maxEvaluations?: number;
 }
 
+/**
+ * Additive-error non-seasonal models are linear in their initial states: every
+ * one-step error is e0_t + l0 u_t + b0 v_t, where e0 is the error of a run started
+ * at zero and u, v are the responses to a unit initial level and slope. For given
+ * smoothing parameters the initial states that minimise the squared errors (the
+ * maximum-likelihood ones) are then the solution of a 2 x 2 least-squares problem,
+ * and the simplex only searches alpha, beta and phi. Returns -2 log-likelihood (no
+ * constants) and the final states.
+ */
+function concentratedFilter(
+  y: Float64Array,
+  trended: boolean,
+  alpha: number,
+  beta: number,
+  phi: number,
+): Recursion {
+  let l = 0;
+  let b = 0;
+  let ll = 1;
+  let bl = 0;
+  let lb = 0;
+  let bb = 1;
+  let suu = 0;
+  let suv = 0;
+  let svv = 0;
+  let seu = 0;
+  let sev = 0;
+  let see = 0;
+  for (let t = 0; t < y.length; t++) {
+    const e = y[t] - l - phi * b;
+    const u = -(ll + phi * bl);
+    see += e * e;
+    seu += e * u;
+    suu += u * u;
+    l += phi * b + alpha * e;
+    ll += phi * bl + alpha * u;
+    if (trended) {
+      const v = -(lb + phi * bb);
+      sev += e * v;
+      suv += u * v;
+      svv += v * v;
+      b = phi * b + beta * e;
+      bl = phi * bl + beta * u;
+      lb += phi * bb + alpha * v;
+      bb = phi * bb + beta * v;
+    }
+  }
+  let level0 = 0;
+  let slope0 = 0;
+  if (trended) {
+    // A whisker of ridge keeps the system solvable when the two responses are collinear.
+    const ridge = 1e-10 * (suu + svv);
+    const a11 = suu + ridge;
+    const a22 = svv + ridge;
+    const det = a11 * a22 - suv * suv;
+    if (det > 0) {
+      level0 = (-seu * a22 + sev * suv) / det;
+      slope0 = (-sev * a11 + seu * suv) / det;
+    }
+  } else if (suu > 0) {
+    level0 = -seu / suu;
+  }
+  const sse = see + 2 * level0 * seu + 2 * slope0 * sev + level0 * level0 * suu + 2 * level0 * slope0 * suv + slope0 * slope0 * svv;
+  const likelihood = y.length * Math.log(Math.max(sse, 1e-300));
+  return {
+    likelihood: Number.isFinite(likelihood) ? likelihood : INVALID,
+    level: l + level0 * ll + slope0 * lb,
+    slope: trended ? b + level0 * bl + slope0 * bb : 0,
+  };
+}
+
+/** Maximum likelihood of ETS(A,N,N), (A,A,N) and (A,Ad,N) with the initial states solved, not searched. */
+function fitLinearEts(y: Float64Array, spec: EtsSpec, scale: number): EtsModel | null {
+  const trended = spec.trend !== 'N';
+  const damped = spec.trend === 'Ad';
+  const decodeSmoothing = (x: readonly number[]) => {
+    const alpha = LOWER + (UPPER - LOWER) * sigmoid(x[0]);
+    const beta = trended ? LOWER + (alpha - LOWER) * sigmoid(x[1]) : 0;
+    const phi = damped ? PHI_LOWER + (PHI_UPPER - PHI_LOWER) * sigmoid(x[2]) : 1;
+    return { alpha, beta, phi };
+  };
+  const alpha0 = LOWER + 0.2 * (UPPER - LOWER);
+  const beta0 = Math.min(LOWER + 0.1 * (UPPER - LOWER), alpha0 - 0.001);
+  const x0 = [logit((alpha0 - LOWER) / (UPPER - LOWER))];
+  if (trended) x0.push(logit((beta0 - LOWER) / (alpha0 - LOWER)));
+  if (damped) x0.push(logit((0.978 - PHI_LOWER) / (PHI_UPPER - PHI_LOWER)));
+  const best = nelderMead(
+    (x) => {
+      const d = decodeSmoothing(x);
+      return concentratedFilter(y, trended, d.alpha, d.beta, d.phi).likelihood;
+    },
+    x0,
+    { steps: x0.map(() => 1), maxEvaluations: 100 * x0.length + 100, tolerance: 1e-9 },
+  );
+  if (!Number.isFinite(best.value)) return null;
+  const d = decodeSmoothing(best.x);
+  const result = concentratedFilter(y, trended, d.alpha, d.beta, d.phi);
+  if (!Number.isFinite(result.likelihood)) return null;
+  const decoded: Decoded = { ...d, gamma: 0, level: 0, slope: 0 };
+  return toModel(spec, 1, decoded, result, new Float64Array(1), y.length, scale);
+}
+
 /** Fits one ETS model by maximum likelihood; null when the data cannot support it. */
 export function fitEts(values: readonly number[], spec: EtsSpec, period: number, options: EtsFitOptions = {}): EtsModel | null {
   const n = values.length;
@@ -282,6 +384,7 @@ export function fitEts(values: readonly number[], spec: EtsSpec, period: number,
   if (usesMultiplication(spec) && values.some((v) => !(v > 0))) return null;
   const scale = meanAbsolute(values);
   const y = Float64Array.from(values, (v) => v / scale);
+  if (spec.error === 'A' && spec.season === 'N') return fitLinearEts(y, spec, scale);
   const start = initialStates(y, spec, m);
   const season = new Float64Array(m);
 
