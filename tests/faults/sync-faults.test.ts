@@ -379,6 +379,7 @@ describe('fault suite: a 20,000-row sync under faults, services as separate proc
         const took = Date.now() - t0;
         const text = await res.text();
         assert.equal(res.status, 504, text);
+        assert.match(res.headers.get('retry-after') ?? '', /^[1-9][0-9]*$/, 'a 504 says when to retry');
         assert.ok(took < GATEWAY_DEADLINE_MS + 3_000, `answered within the deadline (${took} ms)`);
         assert.doesNotMatch(text, /127\.0\.0\.1|ECONNREFUSED|DEADLINE_EXCEEDED/, 'no internal detail');
         await sleep(Math.max(0, 15_000 - (Date.now() - stoppedAt)));
