@@ -73,6 +73,35 @@ describe('OpenAPI document', () => {
     assert.ok(exchange.responses['410'] && exchange.responses['200'].headers.Sunset);
   });
 
+  it('documents Sunset on exactly the routes with a decided sunset (DECISIONS: the legacy token exchange); the others say none is announced', () => {
+    const resolve = (node: Json): Json => (typeof node?.$ref === 'string' ? node.$ref.slice(2).split('/').reduce((n: Json, k: string) => n[k], doc) : node);
+    const withSunsetHeader = operations
+      .filter(({ op }) => Object.values(op.responses as Json).some((r) => Object.keys(resolve(r).headers ?? {}).includes('Sunset')))
+      .map(({ op }) => op.operationId);
+    const decided = operations.filter(({ op }) => op['x-sunset']).map(({ op }) => op.operationId);
+    assert.deepEqual(decided, ['postTokensCreate']);
+    assert.deepEqual(withSunsetHeader, decided);
+    for (const { op } of operations.filter((o) => o.op.deprecated && !o.op['x-sunset'])) {
+      assert.match(op.description, /Deprecated; no sunset has been announced yet/, op.operationId);
+    }
+    assert.match(doc.paths['/{tenant}/api/v1/tokens/create'].post.description, /Deprecated; removed on 2027-01-01 \(410 from then\)/);
+  });
+
+  it('answers every 4xx but 401 with a problem (application/problem+json), and 401 in the Laravel shape', () => {
+    const resolve = (node: Json): Json => (typeof node?.$ref === 'string' ? node.$ref.slice(2).split('/').reduce((n: Json, k: string) => n[k], doc) : node);
+    let checked = 0;
+    for (const { op } of operations) {
+      for (const [status, raw] of Object.entries(op.responses as Json)) {
+        if (!status.startsWith('4')) continue;
+        const types = Object.keys(resolve(raw).content ?? {});
+        if (status === '401') assert.deepEqual(types, ['application/json'], `${op.operationId} 401`);
+        else assert.ok(types.includes('application/problem+json'), `${op.operationId} ${status}: ${types.join(', ')}`);
+        checked++;
+      }
+    }
+    assert.ok(checked > 300, `only ${checked} answers`);
+  });
+
   it('has an example for every request body and every answer with a body, each valid against its schema', () => {
     const ajv = new Ajv2020({ strict: false, validateSchema: false });
     addFormats(ajv);

@@ -578,14 +578,14 @@ export interface paths {
         /**
          * Legacy sales read: one sale type over [start_date, start_date + duration days), walked by id (replaced by /sales-data)
          * @deprecated
-         * @description Bearer token of the workspace; no scope rules and no credits; the token's creator needs View access to demand. Deprecated; no removal date is set yet.
+         * @description Bearer token of the workspace; no scope rules and no credits; the token's creator needs View access to demand. Deprecated; no sunset has been announced yet (no removal date).
          */
         get: operations["listSales"];
         put?: never;
         /**
          * Legacy: load sales rows, `{arguments: {allow_record_creation, allow_record_update, should_continue_on_error}, payload: [...]}` or a CSV `file` (asynchronous; answers job_log_id)
          * @deprecated
-         * @description Bearer token of the workspace; no scope rules and no credits; the token's creator needs Planner access to demand. Deprecated; no removal date is set yet.
+         * @description Bearer token of the workspace; no scope rules and no credits; the token's creator needs Planner access to demand. Deprecated; no sunset has been announced yet (no removal date).
          */
         post: operations["postSales"];
         delete?: never;
@@ -606,7 +606,7 @@ export interface paths {
         /**
          * Legacy: import inventory rows, `{arguments: {...}, payload: [...]}` or a CSV `file`, as legacy POST /sales (asynchronous; answers job_log_id)
          * @deprecated
-         * @description Bearer token of the workspace; no scope rules and no credits; the token's creator needs Planner access to inventory. Deprecated; no removal date is set yet.
+         * @description Bearer token of the workspace; no scope rules and no credits; the token's creator needs Planner access to inventory. Deprecated; no sunset has been announced yet (no removal date).
          */
         post: operations["postInventoryImportProcess"];
         delete?: never;
@@ -830,7 +830,7 @@ export interface paths {
         /**
          * Legacy supply plan read: one item-location, every view unless view_name is given (replaced by /supply-plans)
          * @deprecated
-         * @description Bearer token of the workspace; no scope rules and no credits; the token's creator needs View access to supply. Deprecated; no removal date is set yet.
+         * @description Bearer token of the workspace; no scope rules and no credits; the token's creator needs View access to supply. Deprecated; no sunset has been announced yet (no removal date).
          */
         get: operations["listSupplyPlanGetProcess"];
         put?: never;
@@ -1244,7 +1244,7 @@ export interface components {
             /** @enum {string} */
             bucket: "day" | "week" | "month";
             /** @enum {string} */
-            week_start: "monday" | "tuesday" | "wednesday" | "thursday" | "friday" | "saturday" | "sunday";
+            week_start: "sunday" | "monday" | "tuesday" | "wednesday" | "thursday" | "friday" | "saturday";
             start_date: string;
             periods: number;
             created_at: string;
@@ -1270,7 +1270,7 @@ export interface components {
             /** @enum {string} */
             bucket: "day" | "week" | "month";
             /** @enum {string} */
-            week_start?: "monday" | "tuesday" | "wednesday" | "thursday" | "friday" | "saturday" | "sunday";
+            week_start?: "sunday" | "monday" | "tuesday" | "wednesday" | "thursday" | "friday" | "saturday";
             /** Format: date */
             start_date: string;
             periods: number;
@@ -1279,7 +1279,7 @@ export interface components {
             /** @enum {string} */
             bucket: "day" | "week" | "month";
             /** @enum {string} */
-            week_start?: "monday" | "tuesday" | "wednesday" | "thursday" | "friday" | "saturday" | "sunday";
+            week_start?: "sunday" | "monday" | "tuesday" | "wednesday" | "thursday" | "friday" | "saturday";
             /** Format: date */
             start_date: string;
             periods: number;
@@ -1294,7 +1294,7 @@ export interface components {
             /** @enum {string} */
             bucket?: "day" | "week" | "month";
             /** @enum {string} */
-            week_start?: "monday" | "tuesday" | "wednesday" | "thursday" | "friday" | "saturday" | "sunday";
+            week_start?: "sunday" | "monday" | "tuesday" | "wednesday" | "thursday" | "friday" | "saturday";
             /** Format: date */
             start_date?: string;
             periods?: number;
@@ -3978,7 +3978,7 @@ export interface operations {
                      *           "id": 1,
                      *           "name": "example",
                      *           "bucket": "day",
-                     *           "week_start": "monday",
+                     *           "week_start": "sunday",
                      *           "start_date": "example",
                      *           "periods": 1,
                      *           "created_at": "example",
@@ -4051,7 +4051,7 @@ export interface operations {
                  * @example {
                  *       "name": "example",
                  *       "bucket": "day",
-                 *       "week_start": "monday",
+                 *       "week_start": "sunday",
                  *       "start_date": "2026-01-31",
                  *       "periods": 1
                  *     }
@@ -4078,7 +4078,7 @@ export interface operations {
                      *           "id": 1,
                      *           "name": "example",
                      *           "bucket": "day",
-                     *           "week_start": "monday",
+                     *           "week_start": "sunday",
                      *           "start_date": "example",
                      *           "periods": 1,
                      *           "created_at": "example",
@@ -4145,7 +4145,7 @@ export interface operations {
                      *           "id": 1,
                      *           "name": "example",
                      *           "bucket": "day",
-                     *           "week_start": "monday",
+                     *           "week_start": "sunday",
                      *           "start_date": "example",
                      *           "periods": 1,
                      *           "created_at": "example",
@@ -4208,7 +4208,7 @@ export interface operations {
                  * @example {
                  *       "name": "example",
                  *       "bucket": "day",
-                 *       "week_start": "monday",
+                 *       "week_start": "sunday",
                  *       "start_date": "2026-01-31",
                  *       "periods": 1
                  *     }
@@ -4234,7 +4234,7 @@ export interface operations {
                      *           "id": 1,
                      *           "name": "example",
                      *           "bucket": "day",
-                     *           "week_start": "monday",
+                     *           "week_start": "sunday",
                      *           "start_date": "example",
                      *           "periods": 1,
                      *           "created_at": "example",
@@ -6415,7 +6415,6 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6493,7 +6492,6 @@ export interface operations {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6582,7 +6580,6 @@ export interface operations {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7488,7 +7485,6 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
                     [name: string]: unknown;
                 };
                 content?: never;

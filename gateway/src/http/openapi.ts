@@ -528,7 +528,8 @@ export function buildOpenApi(routes: RouteDef[], info: { title: string; version:
     const metered = route.access.kind === 'token';
     const successHeaders: Json = { ...BASE_HEADERS, ...(metered ? METERED_HEADERS : {}) };
     if (route.idempotency || route.serviceIdempotency) successHeaders['Idempotent-Replayed'] = ref('headers', 'IdempotentReplayed');
-    if (route.deprecated) Object.assign(successHeaders, { Deprecation: ref('headers', 'Deprecation'), Sunset: ref('headers', 'Sunset') });
+    // Sunset only where one is decided (DECISIONS: the legacy token exchange); the other legacy routes have none announced.
+    if (route.deprecated) Object.assign(successHeaders, { Deprecation: ref('headers', 'Deprecation'), ...(route.sunset ? { Sunset: ref('headers', 'Sunset') } : {}) });
     const responses: Record<string, unknown> = {};
     const primary = route.successStatus ?? 200;
     const successBody = route.response ? book.add(route.response, 'output', `${named}Response`) : null;
@@ -555,7 +556,7 @@ export function buildOpenApi(routes: RouteDef[], info: { title: string; version:
 
     const description = [
       describeAccess(route),
-      route.deprecated ? `Deprecated${route.sunset ? `; removed on ${route.sunset.toISOString().slice(0, 10)} (410 from then)` : '; no removal date is set yet'}.` : '',
+      route.deprecated ? `Deprecated${route.sunset ? `; removed on ${route.sunset.toISOString().slice(0, 10)} (410 from then)` : '; no sunset has been announced yet (no removal date)'}.` : '',
     ]
       .filter(Boolean)
       .join(' ');
