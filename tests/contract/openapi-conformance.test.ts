@@ -18,14 +18,17 @@ describe('OpenAPI conformance tooling', function () {
     assert.doesNotMatch(stdout + stderr, /You have \d+ warning/);
   });
 
-  it('the same lint fails a document with a duplicate operationId', async () => {
+  it('the same lint fails a document with a duplicate operationId, or an operation without a 4xx answer', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'openapi-lint-'));
     await run('npx', ['tsx', 'gateway/scripts/write-openapi.ts', join(dir, 'good.json')], { cwd: ROOT });
     const doc = JSON.parse(readFileSync(join(dir, 'good.json'), 'utf8'));
     doc.paths['/{tenant}/api/v1/uoms'].get.operationId = doc.paths['/{tenant}/api/v1/items'].get.operationId;
+    // /healthz answers only 200 and 431; without the 431 it has no 4xx.
+    delete doc.paths['/healthz'].get.responses['431'];
     writeFileSync(join(dir, 'bad.json'), JSON.stringify(doc));
     await assert.rejects(run('npx', ['redocly', 'lint', join(dir, 'bad.json'), '--config', 'redocly.yaml'], { cwd: ROOT }), (err: { stdout: string; stderr: string }) => {
       assert.match(err.stdout + err.stderr, /operation-operationId-unique/);
+      assert.match(err.stdout + err.stderr, /operation-4xx-response/);
       return true;
     });
   });
