@@ -14,8 +14,9 @@ export const computeModule: ServiceModule = {
     const runs = await openModelRuns(store);
     // Forecasting keeps each series' latest forecast uncertainty; supply planning sizes service-level safety stock from it.
     const latest = await openLatestForecasts(store);
-    const supplyPlanning = await openSupplyPlanning({ store, runs, clients, bus: await bus(), logger, metrics, latest });
-    const forecasting = await openForecasting({ store, modelRuns: runs, clients, bus: await bus(), logger, metrics, latest });
+    const messages = await bus();
+    const supplyPlanning = await openSupplyPlanning({ store, runs, clients, bus: messages, logger, metrics, latest });
+    const forecasting = await openForecasting({ store, modelRuns: runs, clients, bus: messages, logger, metrics, latest });
     const implementation = adaptService(
       supply_compute_v1.ComputeServiceService,
       {
@@ -49,9 +50,13 @@ export const computeModule: ServiceModule = {
         await supplyPlanning.stop();
         await forecasting.stop();
       },
+      // Ready only with both its own database and the broker: forecast and plan runs travel the bus.
       async health() {
-        const ok = await store.ping().then(() => true, () => false);
-        return { ready: ok, checks: { store: ok } };
+        const [storeOk, busOk] = await Promise.all([
+          store.ping().then(() => true, () => false),
+          messages.ping().then(() => true, () => false),
+        ]);
+        return { ready: storeOk && busOk, checks: { store: storeOk, bus: busOk } };
       },
     };
   },

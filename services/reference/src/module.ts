@@ -105,9 +105,13 @@ export const referenceModule: ServiceModule = {
       async stop() {
         await changes.close();
       },
+      // Ready only with both its own database and the broker: reference changes are published on the bus (gateway caches drop on them).
       async health() {
-        const ok = await store.ping().then(() => true, () => false);
-        return { ready: ok, checks: { store: ok } };
+        const [storeOk, busOk] = await Promise.all([
+          store.ping().then(() => true, () => false),
+          messages.ping().then(() => true, () => false),
+        ]);
+        return { ready: storeOk && busOk, checks: { store: storeOk, bus: busOk } };
       },
     };
   },

@@ -78,9 +78,13 @@ export const tokensModule: ServiceModule = {
         await stopFolding?.();
         await broadcasts.close();
       },
+      // Ready only with both its own database and the broker: identity broadcasts and usage folding travel the bus.
       async health() {
-        const ok = await store.ping().then(() => true, () => false);
-        return { ready: ok, checks: { store: ok } };
+        const [storeOk, busOk] = await Promise.all([
+          store.ping().then(() => true, () => false),
+          messages.ping().then(() => true, () => false),
+        ]);
+        return { ready: storeOk && busOk, checks: { store: storeOk, bus: busOk } };
       },
     };
   },
