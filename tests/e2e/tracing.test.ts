@@ -63,6 +63,18 @@ describe('tracing: one trace from the gateway through workflows to transactional
     for (const part of parts) {
       assert.ok(part.links.some((l) => l.context.spanId === http.spanContext().spanId && l.context.traceId === traceId), `${part.name} links to the job root`);
     }
+    // Each part was sent in a producer span of the trace, and that span is its consumer span's parent.
+    const byId = new Map(inTrace.map((s) => [s.spanContext().spanId, s]));
+    const parentOf = (s: ReadableSpan) => byId.get((s as ReadableSpan & { parentSpanContext?: { spanId: string } }).parentSpanContext?.spanId ?? '');
+    const producers = inTrace.filter((s) => s.kind === SpanKind.PRODUCER && s.name === 'workflows.sync-chunks publish');
+    assert.ok(producers.length >= 2, names);
+    for (const part of parts) {
+      const producer = parentOf(part);
+      assert.ok(producer && producer.kind === SpanKind.PRODUCER && producer.name === 'workflows.sync-chunks publish', `${part.name}'s parent: ${producer ? `${SpanKind[producer.kind]} ${producer.name}` : 'none'}`);
+      assert.equal(producer.attributes['messaging.destination.name'], 'workflows.sync-chunks');
+    }
+    // The first parts are sent by the SubmitSync call: gateway -> workflows -> publish -> consume -> transactional.
+    assert.ok(producers.some((p) => parentOf(p)?.kind === SpanKind.SERVER && parentOf(p)?.name === 'supply.workflows.v1.WorkflowService/SubmitSync'), producers.map((p) => parentOf(p)?.name).join());
     // The trace ends with its work: background loops the request woke (the embedded bus polls every second) add nothing later.
     const inTraceNow = () => exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
     let seen = -1;

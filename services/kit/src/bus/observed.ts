@@ -7,7 +7,7 @@
 import { currentContext, runWithContext, type RequestContext } from '../context.js';
 import { MD } from '../grpc/metadata.js';
 import { secondsSince, type Metrics } from '../metrics/metrics.js';
-import { consumeInSpan, injectTraceHeaders, tracingEnabled } from '../tracing/tracing.js';
+import { consumeInSpan, produceInSpan, tracingEnabled } from '../tracing/tracing.js';
 import type { Bus, ConsumeOptions, SendOptions, WorkHandler } from './bus.js';
 
 /** Headers naming the request a message was sent for. */
@@ -44,8 +44,9 @@ export function observeBus(bus: Bus, opts: { metrics?: Metrics; maxDeliveries: n
   return {
     async send<T>(queue: string, body: T, options?: SendOptions) {
       queues.add(queue);
-      const headers = tracingEnabled() ? injectTraceHeaders({ ...contextHeaders() }) : contextHeaders();
-      await bus.send(queue, body, headers ? { ...options, headers: { ...headers, ...options?.headers } } : options);
+      const send = (headers: Record<string, string> | undefined) => bus.send(queue, body, headers ? { ...options, headers: { ...headers, ...options?.headers } } : options);
+      // Inside a trace the send is a producer span, and its context goes in the headers for the consumer span.
+      await (tracingEnabled() ? produceInSpan(queue, 'send', (trace) => send({ ...contextHeaders(), ...trace })) : send(contextHeaders()));
       metrics?.bus(queue, 'published');
     },
     consume<T>(queue: string, handler: WorkHandler<T>, options?: Parameters<Bus['consume']>[2]) {
@@ -80,7 +81,8 @@ export function observeBus(bus: Bus, opts: { metrics?: Metrics; maxDeliveries: n
       };
       return bus.consume(queue, wrapped, { ...options, onDeadLetter });
     },
-    publish: (topic, event) => bus.publish(topic, event),
+    // A broadcast carries no headers (its subscribers start no span), but where it was published shows in the trace.
+    publish: (topic, event) => (tracingEnabled() ? produceInSpan(topic, 'publish', () => bus.publish(topic, event)) : bus.publish(topic, event)),
     subscribe: (topic, handler) => bus.subscribe(topic, handler),
     deadLetters: (queue, limit) => bus.deadLetters(queue, limit),
     ...(queueStats && { queueStats }),

@@ -185,6 +185,30 @@ export function injectTraceHeaders(headers: Record<string, string>): Record<stri
   return headers;
 }
 
+/**
+ * A producer span around one message sent to a queue or topic (inside a trace only, as
+ * store spans: a sweep's or poll's sends start none), named `<destination> publish` (a
+ * work-queue `send` or a topic `publish`, as `messaging.operation.type`). `send`
+ * gets the headers that carry its context (and the job root) to the consumer, so the
+ * consumer span is its child; with no trace around, just the job root if one is active.
+ */
+export async function produceInSpan<T>(destination: string, operation: 'send' | 'publish', send: (headers: Record<string, string>) => Promise<T>): Promise<T> {
+  const parent = context.active();
+  if (!enabled || !trace.getSpan(parent)) return send(injectTraceHeaders({}));
+  const span = tracer().startSpan(`${destination} publish`, { kind: SpanKind.PRODUCER, attributes: { 'messaging.destination.name': destination, 'messaging.operation.type': operation } }, parent);
+  const ctx = trace.setSpan(parent, span);
+  const headers: Record<string, string> = {};
+  propagation.inject(ctx, headers, headerSetter);
+  try {
+    const out = await context.with(ctx, () => send(headers));
+    finish(span, false, {});
+    return out;
+  } catch (err) {
+    finish(span, true, {});
+    throw err;
+  }
+}
+
 /** Runs a consumer's handler in a span that continues the sender's trace and links to its job root. */
 export async function consumeInSpan<T>(queue: string, headers: Record<string, string> | undefined, work: () => Promise<T>): Promise<T> {
   if (!enabled) return work();
