@@ -64,6 +64,12 @@ export interface HeldClaim {
   claimId: string;
 }
 
+/**
+ * What an abandoned claim's request left behind, if anything: the answer it would have kept
+ * (and its fingerprint, which a stream's claim does not know). Null when it created nothing.
+ */
+export type RecoverAbandoned = (claimId: string) => Promise<{ answer: unknown; fingerprint: string } | null>;
+
 export type Claim =
   | ({ kind: 'claimed' } & HeldClaim)
   /** Used before with this fingerprint: the stored answer (JSON) to give again. */
@@ -88,8 +94,13 @@ export class IdempotencyKeys {
     }
   }
 
-  /** Claims `key`, or says how to answer a repeat. `fingerprint` null: not known yet (a stream). */
-  async claim(owner: KeyOwner, key: string, fingerprint: string | null, now = Date.now()): Promise<Claim> {
+  /**
+   * Claims `key`, or says how to answer a repeat. `fingerprint` null: not known yet (a stream).
+   * A claim in flight for longer than IN_FLIGHT_TTL_MS was abandoned (its process died, or its
+   * answer could not be kept): `recover` says whether its request created something anyway (a
+   * job), whose answer the key then keeps and replays; otherwise the key is claimed afresh.
+   */
+  async claim(owner: KeyOwner, key: string, fingerprint: string | null, now = Date.now(), recover?: RecoverAbandoned): Promise<Claim> {
     IdempotencyKeys.validate(key);
     const id = keyIdOf(owner, key);
     for (let attempt = 0; attempt < 5; attempt++) {
@@ -111,10 +122,18 @@ export class IdempotencyKeys {
       } catch (err) {
         if (!(err instanceof ConflictError)) throw err;
       }
-      const existing = await this.keys.findById(id);
+      let existing = await this.keys.findById(id);
       if (!existing) continue;
       const abandoned = existing.state === 'in_flight' && existing.claimed_at + IN_FLIGHT_TTL_MS < now;
-      if (existing.expires_at <= now || abandoned) {
+      if (abandoned && existing.expires_at > now && existing.claim_id && recover) {
+        const left = await recover(existing.claim_id);
+        if (left) {
+          // Another caller moved the key meanwhile: read it again.
+          if (!(await this.complete({ id, claimId: existing.claim_id }, left.answer, left.fingerprint))) continue;
+          existing = { ...existing, state: 'done', answer: left.answer, fingerprint: left.fingerprint };
+        }
+      }
+      if (existing.expires_at <= now || (existing.state === 'in_flight' && abandoned)) {
         await this.keys.deleteOne({ _id: id, claimed_at: existing.claimed_at });
         continue;
       }

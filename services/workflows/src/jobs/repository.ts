@@ -45,6 +45,11 @@ export interface SyncState {
   lock: string | null;
   /** Staged rows, plans and the scope lock released after the job finished. */
   cleaned: boolean;
+  /**
+   * The Idempotency-Key claim the job was created under and the request's fingerprint, so a
+   * key whose answer could not be kept still replays this job instead of loading again.
+   */
+  idempotency?: { claim_id: string; fingerprint: string };
 }
 
 /** A job; its integer id is also the legacy `job_log_id`. */

@@ -9,7 +9,7 @@ import { supply_workflows_v1 as pb } from '@supply/contracts';
 import { mergeErrors } from '../jobs/fold';
 import { jobMessage, type JobRecords } from '../jobs/records';
 import type { JobDoc, SyncState } from '../jobs/repository';
-import { IdempotencyKeys, keyOwnerOf, type Claim, type HeldClaim } from '../idempotency/keys';
+import { IdempotencyKeys, keyOwnerOf, type Claim, type HeldClaim, type RecoverAbandoned } from '../idempotency/keys';
 import { KeyedMutex } from '../keyed-mutex';
 import { ChunkProcessor, planCounts, type LoadContext } from './chunks';
 import { columnsFor, CsvRecords, fileError } from './csv';
@@ -99,7 +99,7 @@ export class SyncService {
     }
     const { request, rows } = parseJsonLoad(entity, shape, body);
     const fingerprint = sha256('json', entity, shape, req.body_json);
-    const claim = req.idempotency_key ? await this.deps.keys.claim(keyOwnerOf(ctx), req.idempotency_key, fingerprint) : null;
+    const claim = req.idempotency_key ? await this.deps.keys.claim(keyOwnerOf(ctx), req.idempotency_key, fingerprint, Date.now(), this.recoverer(tenant)) : null;
     if (claim?.kind === 'replay') return replayOf(claim.answer);
     const held = claim?.kind === 'claimed' ? claim : null;
     const stager = new Stager(this.deps.staging, tenant);
@@ -108,7 +108,7 @@ export class SyncService {
       await stager.begin();
       for (const row of rows) await stager.add(row);
       const staged = await stager.finish();
-      answer = await this.conclude(ctx, tenant, principal, request, stager.upload, staged, null);
+      answer = await this.conclude(ctx, tenant, principal, request, stager.upload, staged, null, held && { claim_id: held.claimId, fingerprint });
       if (held) await this.deps.keys.complete(held, pb.SyncAnswer.toJSON(answer), fingerprint);
       return answer;
     } catch (err) {
@@ -127,7 +127,9 @@ export class SyncService {
     if (!start) throw new AppError('invalid_argument', 'An import stream starts with a `start` message.');
     const entity = entityOf(start.entity);
     const shape = shapeOf(start.shape);
-    const claim: Claim | null = start.idempotency_key ? await this.deps.keys.claim(keyOwnerOf(ctx), start.idempotency_key, null) : null;
+    const claim: Claim | null = start.idempotency_key
+      ? await this.deps.keys.claim(keyOwnerOf(ctx), start.idempotency_key, null, Date.now(), this.recoverer(tenant))
+      : null;
     const held = claim?.kind === 'claimed' ? claim : null;
     // A key used before: read the request only to compare it with the first one.
     const checking = claim?.kind === 'check' ? claim : null;
@@ -172,13 +174,23 @@ export class SyncService {
       const columns = columnsFor(request.spec, header, file);
       const staged = await stager!.finish();
       if (staged.rows === 0) throw fileError('The file has a header row but no data rows.');
-      answer = await this.conclude(ctx, tenant, principal, request, stager!.upload, staged, columns);
+      answer = await this.conclude(ctx, tenant, principal, request, stager!.upload, staged, columns, held && { claim_id: held.claimId, fingerprint });
       if (held) await this.deps.keys.complete(held, pb.SyncAnswer.toJSON(answer), fingerprint);
       return answer;
     } catch (err) {
       await this.abandon(held, stager?.upload ?? null, answer);
       throw err;
     }
+  }
+
+  /** Finds the job an abandoned claim's request created, so its key replays that job (see IdempotencyKeys.claim). */
+  private recoverer(tenant: string): RecoverAbandoned {
+    return async (claimId) => {
+      const job = await this.deps.jobs.jobs.findOne({ tenant, 'sync.idempotency.claim_id': claimId });
+      if (!job?.sync?.idempotency) return null;
+      const answer: pb.SyncAnswer = { outcome: { $case: 'job', job: jobMessage(job) }, replayed: false };
+      return { answer: pb.SyncAnswer.toJSON(answer), fingerprint: job.sync.idempotency.fingerprint };
+    };
   }
 
   /**
@@ -207,6 +219,7 @@ export class SyncService {
     upload: string,
     staged: { rows: number; chunks: number },
     columns: Array<string | null> | null,
+    idempotency: SyncState['idempotency'] | null,
   ): Promise<pb.SyncAnswer> {
     const scopeIds = request.scope ? await this.resolveScope(ctx, request) : null;
     await markDuplicates(this.deps.staging, request.spec, upload, staged.chunks, columns);
@@ -215,7 +228,7 @@ export class SyncService {
       await discardUpload(this.deps.staging, upload);
       return { outcome: { $case: 'dry_run', dry_run: dryRun }, replayed: false };
     }
-    const job = await this.commit(tenant, principal, request, upload, staged, columns, scopeIds);
+    const job = await this.commit(tenant, principal, request, upload, staged, columns, scopeIds, idempotency);
     return { outcome: { $case: 'job', job: jobMessage(job) }, replayed: false };
   }
 
@@ -298,6 +311,7 @@ export class SyncService {
     staged: { rows: number; chunks: number },
     columns: Array<string | null> | null,
     scopeIds: Record<string, number[]> | null,
+    idempotency: SyncState['idempotency'] | null,
   ): Promise<JobDoc> {
     const { jobs, locks, staging, dispatcher, limits } = this.deps;
     const replace = request.mode === 'replace';
@@ -329,6 +343,7 @@ export class SyncService {
         failures: [],
         lock: replace ? ScopeLocks.idOf(tenant, request.spec.entity, request.scope!) : null,
         cleaned: false,
+        ...(idempotency && { idempotency }),
       };
       return jobs.create({ tenant, kind: request.spec.jobKind, principal, total: staged.rows, sync });
     });
