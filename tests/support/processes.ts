@@ -36,8 +36,18 @@ export function startNode(args: string[], env: Record<string, string>, cwd = REP
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: string[] = [];
-  child.stdout!.on('data', (b) => logs.push(...String(b).split('\n').filter(Boolean)));
-  child.stderr!.on('data', (b) => logs.push(...String(b).split('\n').filter(Boolean)));
+  // Whole lines only: a chunk may end mid-line (a launcher's targets share its pipes).
+  for (const stream of [child.stdout!, child.stderr!]) {
+    let partial = '';
+    stream.on('data', (b) => {
+      const parts = (partial + String(b)).split('\n');
+      partial = parts.pop()!;
+      logs.push(...parts.filter(Boolean));
+    });
+    stream.on('end', () => {
+      if (partial) logs.push(partial);
+    });
+  }
   live.add(child);
   const exited = new Promise<number | null>((resolve) =>
     child.on('exit', (code) => {

@@ -32,6 +32,8 @@ export interface TestSystem {
   tokenFor(tenant: string, email: string, scopes?: string[]): Promise<string>;
   /** Stops the process; keeps DATA_DIR unless `wipe`. */
   stop(opts?: { wipe?: boolean }): Promise<void>;
+  /** Distributed only: every line the launcher and its targets wrote (stdout and stderr). */
+  logs?: string[];
 }
 
 /**
@@ -76,7 +78,7 @@ export async function startSystem(opts: { env?: Record<string, string>; dataDir?
  * on the real backends of the environment (AMQP_URL required; REDIS_URL and MONGODB_URL when
  * set), in a bus namespace of its own. `proc` offers only `deps.bus()` and `deps.config`.
  */
-async function startDistributed(opts: { env?: Record<string, string>; dataDir?: string }): Promise<TestSystem> {
+export async function startDistributed(opts: { env?: Record<string, string>; dataDir?: string }): Promise<TestSystem> {
   buildOnce();
   const amqpUrl = opts.env?.AMQP_URL ?? process.env.AMQP_URL;
   if (!amqpUrl) throw new Error('E2E_SYSTEM=distributed needs AMQP_URL: the processes share one bus');
@@ -88,6 +90,8 @@ async function startDistributed(opts: { env?: Record<string, string>; dataDir?: 
   const ownNamespace = !opts.env?.BUS_NAMESPACE;
   const env: Record<string, string> = {
     BUS_NAMESPACE: `e2e-${randomBytes(4).toString('hex')}`,
+    // No metrics ports unless a test asks (METRICS_PORT: the base of six): parallel runs would contend for the defaults.
+    METRICS_PORT: '0',
     ...opts.env,
     ...backends,
     AMQP_URL: amqpUrl,
@@ -95,7 +99,7 @@ async function startDistributed(opts: { env?: Record<string, string>; dataDir?: 
     GRPC_BASE_PORT: String(base),
     DATA_DIR: dataDir,
     SEED_DEMO: '1',
-    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    LOG_LEVEL: opts.env?.LOG_LEVEL ?? process.env.TEST_LOG_LEVEL ?? 'silent',
     // CLOCK_NOW (when a test sets it) reads the same in every process and in `config.now()` here.
     CLOCK_ORIGIN_MS: String(Date.now()),
   };
@@ -126,6 +130,7 @@ async function startDistributed(opts: { env?: Record<string, string>; dataDir?: 
     proc,
     clients,
     dataDir,
+    logs: launcher.logs,
     async tokenFor(tenant, email, scopes = ['*']) {
       const created = await clients.tokens.createToken(
         { user_email: email, name: `test ${scopes.join(' ')}`, scopes, expires_at: '' },

@@ -6,7 +6,8 @@ async function main() {
   const args = parseArgs(process.argv.slice(2));
   let config;
   try {
-    config = loadConfig({ target: args.target ?? 'all' });
+    // start:distributed gives each target its own default metrics port (METRICS_PORT, when set, wins).
+    config = loadConfig({ target: args.target ?? 'all', defaultMetricsPort: args['default-metrics-port'] });
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\n`);

@@ -101,7 +101,7 @@ export interface Config extends Env {
   cursorSecret: string;
   /** gRPC address (host:port) of each service, as this process reaches it. */
   peers: Record<ServiceName, string>;
-  /** Port of `GET /metrics` (METRICS_PORT, default 9464); 0 when metrics are off. */
+  /** Port of `GET /metrics` (METRICS_PORT, default 9464, or the one start:distributed gives the target); 0 when metrics are off. */
   metricsPort: number;
   /** How internal gRPC travels (TLS, load balancing); the same for servers and clients. */
   grpcTransport: GrpcTransport;
@@ -115,7 +115,11 @@ export class ConfigError extends Error {}
 
 /** Loads configuration once: defaults < environment < options. Throws ConfigError naming the bad variable. */
 export function loadConfig(
-  options: Partial<Record<keyof Env, string | number | boolean>> & { target?: string } = {},
+  options: Partial<Record<keyof Env, string | number | boolean>> & {
+    target?: string;
+    /** The metrics port when METRICS_PORT is unset (start:distributed gives each target its own); still a default: taken, it only warns. */
+    defaultMetricsPort?: string | number;
+  } = {},
   env: Record<string, string | undefined> = process.env,
 ): Config {
   const raw: Record<string, unknown> = {};
@@ -136,7 +140,11 @@ export function loadConfig(
     throw new ConfigError(`Invalid configuration: --target must be one of ${TARGETS.join(', ')} (got ${JSON.stringify(target)})`);
   }
   const dataDir = resolve(e.DATA_DIR);
-  const metricsPort = e.METRICS_PORT ?? DEFAULT_METRICS_PORT;
+  const defaultMetricsPort = port.safeParse(options.defaultMetricsPort ?? DEFAULT_METRICS_PORT);
+  if (!defaultMetricsPort.success) {
+    throw new ConfigError(`Invalid configuration: --default-metrics-port must be a port (got ${JSON.stringify(options.defaultMetricsPort)})`);
+  }
+  const metricsPort = e.METRICS_PORT ?? defaultMetricsPort.data;
   if (metricsPort !== 0 && metricsPort === e.PORT && (target === 'all' || target === 'gateway')) {
     throw new ConfigError(`Invalid configuration: METRICS_PORT must differ from PORT, the public API port (both ${metricsPort})`);
   }
