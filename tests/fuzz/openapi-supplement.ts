@@ -1,126 +1,51 @@
 /**
- * What the fuzz suite needs and GET /openapi.json does not say yet (issue #18: no
- * requestBody on the sync, import and legacy load routes, nor on the legacy token exchange;
- * no operationIds; path ids typed as plain strings; pages absent). Kept small and explicit:
- * when the document gains a piece, delete it here.
+ * What the fuzz suite needs and GET /openapi.json does not say. Operations, parameters and
+ * request bodies (content types and schemas) come from the document itself
+ * (tests/fuzz/support/openapi.ts); only these remain, each a thing the document does not type:
+ * - the rows of a CSV `file` part (the document types the part as a text/csv string) and of
+ *   the legacy loads' `payload` (typed as objects, "with the fields of the sync rows"): both
+ *   are the rows of the JSON syncs, which the document does type (SalesSyncRow, InventorySyncRow);
+ * - path values that reach records: the fuzz target's workspace, and ids small enough to exist
+ *   in it (the document types ids as any positive integer);
+ * - the server-rendered pages, which take client input but are not part of the API document.
  */
-import type { JsonSchema } from './support/openapi';
+import type { JsonSchema, OperationBody } from './support/openapi';
 
-const str = (maxLength = 255): JsonSchema => ({ type: 'string', minLength: 1, maxLength });
-const bool: JsonSchema = { anyOf: [{ type: 'boolean' }, { type: 'string', enum: ['true', 'false', '1', '0'] }] };
-const date: JsonSchema = { type: 'string', format: 'date' };
-const quantity: JsonSchema = { type: 'number', minimum: 0, maximum: 1_000_000 };
-
-const salesRow: JsonSchema = {
-  type: 'object',
-  required: ['sale_type_name', 'item_name', 'customer_group_name', 'sell_date', 'timing_interval', 'quantity', 'uom'],
-  properties: {
-    sale_type_name: str(),
-    item_name: str(),
-    customer_group_name: str(),
-    sell_date: date,
-    timing_interval: str(),
-    quantity,
-    uom: str(),
-  },
-};
-const inventoryRow: JsonSchema = {
-  type: 'object',
-  required: ['item_name', 'location_name', 'inventory_date', 'quantity', 'uom'],
-  properties: { item_name: str(), location_name: str(), inventory_date: date, quantity, uom: str(), bin_name: str(), lot_name: str() },
-};
-const syncBody = (row: JsonSchema, scope: JsonSchema): JsonSchema => ({
-  type: 'object',
-  required: ['data'],
-  properties: {
-    mode: { type: 'string', enum: ['upsert', 'replace'] },
-    dry_run: bool,
-    scope,
-    options: {
-      type: 'object',
-      properties: { allow_record_creation: bool, allow_record_update: bool, continue_on_error: bool },
-      additionalProperties: false,
-    },
-    data: { type: 'array', minItems: 1, maxItems: 10_000, items: row },
-  },
-  additionalProperties: false,
-});
-const salesScope: JsonSchema = { type: 'object', properties: { sale_type: str(), customer_group: str() } };
-const inventoryScope: JsonSchema = { type: 'object', properties: { location: str(), item: str() } };
-const legacyBody = (row: JsonSchema): JsonSchema => ({
-  type: 'object',
-  required: ['arguments', 'payload'],
-  properties: {
-    arguments: {
-      type: 'object',
-      required: ['allow_record_creation', 'allow_record_update', 'should_continue_on_error'],
-      properties: { allow_record_creation: bool, allow_record_update: bool, should_continue_on_error: bool },
-    },
-    payload: { type: 'array', minItems: 1, maxItems: 10_000, items: row },
-  },
-});
-/** The form fields of a file import besides `file` (docs/workflows.md, File imports). */
-const importFields = (scope: JsonSchema): JsonSchema => ({
-  type: 'object',
-  properties: {
-    mode: { type: 'string', enum: ['upsert', 'replace'] },
-    dry_run: { type: 'string', enum: ['true', 'false', '1', '0'] },
-    scope,
-    options: { type: 'object', properties: { allow_record_creation: bool, allow_record_update: bool, continue_on_error: bool } },
-    headers_match_exactly: { type: 'string', enum: ['true', 'false'] },
-  },
-});
-
-export interface BodySupplement {
-  contentTypes: string[];
-  schema: JsonSchema;
-  /** Rows of the CSV `file` part for multipart routes. */
-  csv?: 'sales' | 'inventory';
-}
-
-/** Request bodies the document leaves out, by operation (`METHOD path`). */
-export const BODIES: Record<string, BodySupplement> = {
-  'POST /{tenant}/api/v1/workflows/sync-sales': { contentTypes: ['application/json'], schema: syncBody(salesRow, salesScope) },
-  'POST /{tenant}/api/v1/workflows/sync-inventory': { contentTypes: ['application/json'], schema: syncBody(inventoryRow, inventoryScope) },
-  'POST /{tenant}/api/v1/workflows/sync-sales/import': { contentTypes: ['multipart/form-data'], schema: importFields(salesScope), csv: 'sales' },
-  'POST /{tenant}/api/v1/workflows/sync-inventory/import': {
-    contentTypes: ['multipart/form-data'],
-    schema: importFields(inventoryScope),
-    csv: 'inventory',
-  },
-  'POST /{tenant}/api/v1/sales': { contentTypes: ['application/json', 'multipart/form-data'], schema: legacyBody(salesRow), csv: 'sales' },
-  'POST /{tenant}/api/v1/inventory/import/process': {
-    contentTypes: ['application/json', 'multipart/form-data'],
-    schema: legacyBody(inventoryRow),
-    csv: 'inventory',
-  },
-  'POST /{tenant}/api/v1/tokens/create': {
-    contentTypes: ['application/json', 'application/x-www-form-urlencoded'],
-    schema: { type: 'object', required: ['email', 'password'], properties: { email: str(), password: str(1024) } },
-  },
+/** The CSV columns and the document's row schema of the routes that take rows in a file or an untyped payload. */
+export const ROWS: Record<string, { csv: 'sales' | 'inventory'; schema: 'SalesSyncRow' | 'InventorySyncRow' }> = {
+  'POST /{tenant}/api/v1/workflows/sync-sales/import': { csv: 'sales', schema: 'SalesSyncRow' },
+  'POST /{tenant}/api/v1/workflows/sync-inventory/import': { csv: 'inventory', schema: 'InventorySyncRow' },
+  'POST /{tenant}/api/v1/sales': { csv: 'sales', schema: 'SalesSyncRow' },
+  'POST /{tenant}/api/v1/inventory/import/process': { csv: 'inventory', schema: 'InventorySyncRow' },
 };
 
-/** Path parameters the document types as plain strings. */
+/** Path parameters: the demo workspace, and ids of records it has (`x-small`: most values at most this). */
 export const PATH_PARAMS: Record<string, JsonSchema> = {
   id: { type: 'integer', minimum: 1, maximum: 9_007_199_254_740_991, 'x-small': 150 },
   job_id: { type: 'integer', minimum: 1, maximum: 9_007_199_254_740_991, 'x-small': 40 },
   tenant: { type: 'string', enum: ['demo'] },
-  slug: { type: 'string', enum: ['not-found', 'validation-failed', 'bad-request', 'invalid-query'] },
 };
 
-/** Routes outside the document (pages, probes) that take client input all the same. */
-export const EXTRA_OPERATIONS: Array<{ method: string; path: string; page: true; body?: BodySupplement }> = [
+/** Routes outside the document (the login and API Access pages) that take client input all the same. */
+export const EXTRA_OPERATIONS: Array<{ method: string; path: string; page: true; body?: OperationBody }> = [
   { method: 'get', path: '/{tenant}/login', page: true },
   {
     method: 'post',
     path: '/{tenant}/login',
     page: true,
-    body: { contentTypes: ['application/x-www-form-urlencoded'], schema: { type: 'object', properties: { email: str(), password: str(), _token: str() } } },
+    body: {
+      contentTypes: ['application/x-www-form-urlencoded'],
+      schema: {
+        type: 'object',
+        properties: {
+          email: { type: 'string', minLength: 1, maxLength: 255 },
+          password: { type: 'string', minLength: 1, maxLength: 255 },
+          _token: { type: 'string', minLength: 1, maxLength: 255 },
+        },
+      },
+    },
   },
   { method: 'get', path: '/{tenant}/settings/api-access', page: true },
-  { method: 'get', path: '/problems/{slug}', page: true },
-  { method: 'get', path: '/healthz', page: true },
-  { method: 'get', path: '/openapi.json', page: true },
 ];
 
 /**

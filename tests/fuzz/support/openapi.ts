@@ -4,7 +4,7 @@
  * query, header and body values from each parameter's and body's JSON Schema.
  */
 import fc from 'fast-check';
-import { BODIES, DEMO_VALUES, EXTRA_OPERATIONS, PATH_PARAMS, PINNED_FIELDS, VALID_BODY_OVERRIDES, type BodySupplement } from '../openapi-supplement';
+import { DEMO_VALUES, EXTRA_OPERATIONS, PATH_PARAMS, PINNED_FIELDS, ROWS, VALID_BODY_OVERRIDES } from '../openapi-supplement';
 import { RawJson, toFormValue, toJson } from './json';
 import type { FuzzRequest } from './http';
 
@@ -17,13 +17,23 @@ interface Param {
   schema: JsonSchema;
 }
 
+/** A request body: its content types and the schema of the first (multipart: of its form fields besides the file). */
+export interface OperationBody {
+  contentTypes: string[];
+  schema: JsonSchema;
+  /** Rows of the CSV `file` part for multipart routes. */
+  csv?: 'sales' | 'inventory';
+  /** The schema of those rows (and of an untyped `payload`'s). */
+  rows?: JsonSchema;
+}
+
 export interface Operation {
   /** `POST /{tenant}/api/v1/items` */
   id: string;
   method: string;
   template: string;
   params: Param[];
-  body?: BodySupplement;
+  body?: OperationBody;
   /** Speaks the legacy 422 (`success: false`). */
   legacy: boolean;
   /** A server-rendered page or probe: HTML errors, no API shapes. */
@@ -35,7 +45,7 @@ export interface Operation {
 }
 
 /** The document with every local `$ref` (components of schemas, answers, headers) replaced by its target. */
-function dereferenced(doc: any): any {
+export function dereferenced(doc: any): any {
   const resolve = (node: any, depth: number): any => {
     if (Array.isArray(node)) return node.map((n) => resolve(n, depth));
     if (!node || typeof node !== 'object') return node;
@@ -53,6 +63,23 @@ function dereferenced(doc: any): any {
   return resolve(doc, 0);
 }
 
+/**
+ * The body of an operation from its documented content: JSON or form fields from the first
+ * type; a multipart-only route's form fields without the file, which is built from `rows`.
+ */
+function bodyOf(id: string, content: Record<string, { schema: JsonSchema }>, schemas: Record<string, JsonSchema>): OperationBody {
+  const types = Object.keys(content);
+  let schema = content[types[0]!]!.schema;
+  const rows = ROWS[id] ? schemas[ROWS[id].schema] : undefined;
+  if (types[0] === 'multipart/form-data') {
+    const { file: _file, ...fields } = schema.properties ?? {};
+    schema = { ...schema, properties: fields, required: (schema.required ?? []).filter((k: string) => k !== 'file') };
+  } else if (rows && schema.properties?.payload) {
+    schema = { ...schema, properties: { ...schema.properties, payload: { ...schema.properties.payload, items: rows } } };
+  }
+  return { contentTypes: types, schema, ...(ROWS[id] ? { csv: ROWS[id].csv, rows } : {}) };
+}
+
 /** The document's operations, and the supplement's pages it does not describe itself, in a stable order. */
 export function operationsOf(published: any): Operation[] {
   const doc = dereferenced(published);
@@ -66,12 +93,7 @@ export function operationsOf(published: any): Operation[] {
         required: Boolean(p.required),
         schema: p.in === 'path' && PATH_PARAMS[p.name] ? PATH_PARAMS[p.name] : querySchema(template, p.name, p.schema ?? {}),
       }));
-      let body: BodySupplement | undefined = BODIES[id];
-      if (!body && o.requestBody) {
-        const content = o.requestBody.content as Record<string, { schema: JsonSchema }>;
-        const types = Object.keys(content);
-        body = { contentTypes: types, schema: content[types[0]!]!.schema };
-      }
+      const body = o.requestBody ? bodyOf(id, o.requestBody.content, doc.components.schemas) : undefined;
       ops.push({
         id,
         method: method.toUpperCase(),
@@ -371,7 +393,7 @@ function bodyArb(op: Operation, invalid: boolean): fc.Arbitrary<Draft['body']> {
   const schema = VALID_BODY_OVERRIDES[op.id] ?? spec.schema;
   return fc.constantFrom(...spec.contentTypes).chain((contentType): fc.Arbitrary<Draft['body']> => {
     if (contentType.startsWith('multipart/')) {
-      const rowSchema = spec.schema.properties?.payload?.items ?? spec.schema.properties?.data?.items;
+      const rowSchema = spec.rows ?? spec.schema.properties?.payload?.items ?? spec.schema.properties?.data?.items;
       const fieldsSchema = spec.schema.properties?.arguments ?? spec.schema;
       return fc
         .record({
