@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
+import { createSupplyClient, type paths } from '@supply/client';
 import { startSystem, api, type TestSystem } from '../support/system';
 
 /** Every offset-paginated reference list and the largest per_page it takes (1000 for items and locations, else 100). */
-const LISTS: Array<[path: string, maxPerPage: number]> = [
+const LISTS = [
   ['items', 1000],
   ['uoms', 100],
   ['calendars', 100],
@@ -13,13 +14,10 @@ const LISTS: Array<[path: string, maxPerPage: number]> = [
   ['item-locations', 100],
   ['views', 100],
   ['hierarchy-levels', 100],
-];
-
-interface Page {
-  data: Array<Record<string, any>>;
-  meta: { pagination: { result_count: number; per_page: number; current_page: number; total: number; last_page: number } };
-  links: string;
-}
+] as const;
+type List = (typeof LISTS)[number][0];
+/** The documented page of a list (the typed client's answer). */
+type Page<L extends List> = paths[`/{tenant}/api/v1/${L}`]['get']['responses'][200]['content']['application/json'];
 
 describe('reference reads through the gateway', function () {
   this.timeout(60_000);
@@ -37,16 +35,23 @@ describe('reference reads through the gateway', function () {
   });
   after(() => sys?.stop());
 
+  /** Raw reads, for the requests the typed client would not send (malformed values, unknown names). */
   const get = (tenant: string, token: string, path: string) => api(sys, `/${tenant}/api/v1/${path}`, { token });
+  const client = (token: string) => createSupplyClient({ baseUrl: sys.baseUrl, token });
+  /** A page of a list through the typed client. */
+  async function list<L extends List>(tenant: string, token: string, path: L, query: { page?: number; per_page?: number; filter?: Record<string, string> } = {}) {
+    const answer = await client(token).GET(`/{tenant}/api/v1/${path as List}`, { params: { path: { tenant }, query } });
+    return { status: answer.response.status, body: answer.data as Page<L>, error: answer.error };
+  }
 
   /** Walks a list by `page` until `current_page == last_page`, checking every page's meta. */
-  async function walk(tenant: string, token: string, path: string, perPage: number): Promise<{ records: Page['data']; total: number }> {
-    const records: Page['data'] = [];
+  async function walk<L extends List>(tenant: string, token: string, path: L, perPage: number): Promise<{ records: Array<Page<L>['data'][number]>; total: number }> {
+    const records: Array<Page<L>['data'][number]> = [];
     let total = -1;
     for (let page = 1; ; page++) {
-      const res = await get(tenant, token, `${path}?page=${page}&per_page=${perPage}`);
-      assert.equal(res.status, 200, `${path} page ${page}: ${res.text}`);
-      const body = res.body as Page;
+      const res = await list(tenant, token, path, { page, per_page: perPage });
+      assert.equal(res.status, 200, `${path} page ${page}: ${JSON.stringify(res.error)}`);
+      const body = res.body;
       const p = body.meta.pagination;
       assert.equal(body.links, `/${tenant}/api/v1/${path}?page=${page}&per_page=${perPage}`);
       assert.equal(p.current_page, page);
@@ -55,7 +60,7 @@ describe('reference reads through the gateway', function () {
       assert.equal(p.last_page, Math.max(1, Math.ceil(p.total / perPage)));
       if (total >= 0) assert.equal(p.total, total, 'total is stable while walking');
       total = p.total;
-      records.push(...body.data);
+      records.push(...(body.data as Array<Page<L>['data'][number]>));
       if (p.current_page === p.last_page) return { records, total };
       assert.equal(body.data.length, perPage, 'every page before the last is full');
     }
@@ -65,14 +70,14 @@ describe('reference reads through the gateway', function () {
     it(`walks /${path} page by page and finds exactly total distinct records in id order`, async () => {
       const { records, total } = await walk('demo', demo, path, 2);
       assert.ok(total > 0, `${path} has demo data`);
-      const ids = records.map((r) => r.id as number);
+      const ids = records.map((r) => r.id);
       assert.equal(new Set(ids).size, total);
       assert.deepEqual(ids, [...ids].sort((a, b) => a - b));
     });
   }
 
   it('serves the demo reference data (uoms, sale types, intervals, customer groups, items, locations, calendar, view)', async () => {
-    const all = async (path: string) => (await walk('demo', demo, path, 100)).records;
+    const all = async <L extends List>(path: L) => (await walk('demo', demo, path, 100)).records;
     const uoms = await all('uoms');
     assert.deepEqual(uoms.map((u) => [u.name, u.abbreviation]), [['Each', 'ea'], ['Case', 'cs'], ['Kilogram', 'kg']]);
     assert.deepEqual((await all('sale-types')).map((s) => s.name), ['History', 'Forecast']);
@@ -111,12 +116,12 @@ describe('reference reads through the gateway', function () {
   });
 
   it('defaults to page 1 of 25 and takes each endpoint\'s maximum per_page', async () => {
-    const first = await get('demo', demo, 'items');
+    const first = await list('demo', demo, 'items');
     assert.equal(first.body.meta.pagination.per_page, 25);
     assert.equal(first.body.meta.pagination.current_page, 1);
     assert.equal(first.body.data.length, 25);
     for (const [path, max] of LISTS) {
-      const res = await get('demo', demo, `${path}?per_page=${max}`);
+      const res = await list('demo', demo, path, { per_page: max });
       assert.equal(res.status, 200, `${path} per_page=${max}`);
     }
   });
@@ -145,22 +150,22 @@ describe('reference reads through the gateway', function () {
   });
 
   it('answers a page past the end with 200, empty data and the same totals', async () => {
-    const res = await get('demo', demo, 'uoms?page=99&per_page=2');
+    const res = await list('demo', demo, 'uoms', { page: 99, per_page: 2 });
     assert.equal(res.status, 200);
     assert.deepEqual(res.body.data, []);
     assert.deepEqual(res.body.meta.pagination, { result_count: 0, per_page: 2, current_page: 99, total: 3, last_page: 2 });
   });
 
   it('filters by name exactly and case-insensitively, and refuses unknown filters with 400', async () => {
-    const one = await get('demo', demo, 'items?filter[name]=sku-0007');
+    const one = await list('demo', demo, 'items', { filter: { name: 'sku-0007' } });
     assert.equal(one.status, 200);
-    assert.deepEqual(one.body.data.map((i: any) => i.name), ['SKU-0007']);
+    assert.deepEqual(one.body.data.map((i) => i.name), ['SKU-0007']);
     assert.equal(one.body.meta.pagination.total, 1);
-    assert.equal((await get('demo', demo, 'items?filter[name]=SKU-00')).body.data.length, 0, 'no partial matches');
-    assert.equal((await get('demo', demo, 'uoms?filter[name]=KILOGRAM')).body.data[0].abbreviation, 'kg');
-    const atEast = await get('demo', demo, 'item-locations?filter[location_name]=dc-east&per_page=100');
-    assert.ok(atEast.body.data.length > 0 && atEast.body.data.every((il: any) => il.location_name === 'DC-East'));
-    const oneItem = await get('demo', demo, 'item-locations?filter[item_name]=SKU-0001&filter[location_name]=DC-West');
+    assert.equal((await list('demo', demo, 'items', { filter: { name: 'SKU-00' } })).body.data.length, 0, 'no partial matches');
+    assert.equal((await list('demo', demo, 'uoms', { filter: { name: 'KILOGRAM' } })).body.data[0]!.abbreviation, 'kg');
+    const atEast = await list('demo', demo, 'item-locations', { filter: { location_name: 'dc-east' }, per_page: 100 });
+    assert.ok(atEast.body.data.length > 0 && atEast.body.data.every((il) => il.location_name === 'DC-East'));
+    const oneItem = await list('demo', demo, 'item-locations', { filter: { item_name: 'SKU-0001', location_name: 'DC-West' } });
     assert.equal(oneItem.body.data.length, 1);
 
     for (const path of ['items?filter[colour]=red', 'item-locations?filter[name]=x', 'uoms?sort=name', 'items?include=uom']) {
@@ -171,11 +176,11 @@ describe('reference reads through the gateway', function () {
   });
 
   it('reads one record by id and answers 404 problems for unknown or malformed ids', async () => {
-    const listed = (await get('demo', demo, 'items?filter[name]=SKU-0003')).body.data[0];
-    const one = await get('demo', demo, `items/${listed.id}`);
-    assert.equal(one.status, 200);
-    assert.deepEqual(one.body.data, [listed]);
-    assert.deepEqual(one.body.meta, {});
+    const listed = (await list('demo', demo, 'items', { filter: { name: 'SKU-0003' } })).body.data[0]!;
+    const one = await client(demo).GET('/{tenant}/api/v1/items/{id}', { params: { path: { tenant: 'demo', id: String(listed.id) } } });
+    assert.equal(one.response.status, 200);
+    assert.deepEqual(one.data!.data, [listed]);
+    assert.deepEqual(one.data!.meta, {});
     for (const path of ['items/999999', 'items/abc', 'items/0', 'views/1.5', 'uoms/-1']) {
       const res = await get('demo', demo, path);
       assert.equal(res.status, 404, path);
@@ -190,10 +195,10 @@ describe('reference reads through the gateway', function () {
       assert.ok(acmeRecords.length > 0, `acme has its own ${path}`);
       for (const r of acmeRecords) assert.ok(!demoIds.has(r.id), `${path} ${r.id} belongs to demo`);
       const demoId = [...demoIds][0];
-      const byId = await get('acme', acme, `${path}/${demoId}`);
-      assert.equal(byId.status, 404, `acme reading demo's ${path}/${demoId}`);
+      const byId = await client(acme).GET(`/{tenant}/api/v1/${path as List}/{id}`, { params: { path: { tenant: 'acme', id: String(demoId) } } });
+      assert.equal(byId.response.status, 404, `acme reading demo's ${path}/${demoId}`);
     }
-    const crossed = await get('demo', acme, 'items');
+    const crossed = await list('demo', acme, 'items');
     assert.equal(crossed.status, 401, "a token used on another tenant's path is unauthenticated");
   });
 });
