@@ -192,6 +192,40 @@ describe('hostile input: never a 5xx', function () {
     assert.equal(query.status, 422, query.text);
   });
 
+  it('reads integers in the query only as plain decimal digits: 0x10, 1e3, " 7", "" and repeats are a 422 on the field, never a number', async () => {
+    const malformed = ['0x10', '1e3', '%207', '', '07', '1.0', '%2B7'];
+    const reads: Array<[string, string]> = [
+      ['items?page=', 'page'],
+      ['uoms?per_page=', 'per_page'],
+      ['tokens?page=', 'page'],
+      ['sales-data?per_page=', 'per_page'],
+      ['forecasts/runs?per_page=', 'per_page'],
+      ['sales?sale_type_name=History&start_date=2024-01-01&duration=7&current_index=', 'current_index'],
+      ['sales?sale_type_name=History&start_date=2024-01-01&current_index=1&duration=', 'duration'],
+    ];
+    for (const [path, field] of reads) {
+      for (const value of malformed) {
+        const res = await api(sys, `/demo/api/v1/${path}${value}`, { token });
+        assert.equal(res.status, 422, `${path}${value}: ${res.text.slice(0, 300)}`);
+        assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+        assert.deepEqual(res.body.errors, { [field]: [`The ${field.replace('_', ' ')} field must be an integer.`] }, `${path}${value}`);
+      }
+    }
+    // A repeated parameter (or a bracketed one) is a list, not the number in it.
+    for (const query of ['per_page=5&per_page=6', 'per_page[]=5', 'per_page[x]=5']) {
+      const res = await api(sys, `/demo/api/v1/uoms?${query}`, { token });
+      assert.deepEqual(res.body.errors, { per_page: ['The per page field must be an integer.'] }, query);
+    }
+    // Past a bound is a 422 on the bound, not a number rounded into range.
+    const legacy = '/demo/api/v1/sales?sale_type_name=History&start_date=2024-01-01&duration=7';
+    const past = await api(sys, `${legacy}&current_index=99999999999999999999`, { token });
+    assert.deepEqual(past.body.errors, { current_index: ['The current index field must not be greater than 9007199254740991.'] });
+    // Plain digits still read.
+    const fine = await api(sys, '/demo/api/v1/uoms?page=1&per_page=2', { token });
+    assert.equal(fine.status, 200, fine.text);
+    assert.deepEqual([fine.body.meta.pagination.current_page, fine.body.meta.pagination.per_page], [1, 2]);
+  });
+
   it('refuses a field_mappings index past the column limit at once (422 on the field), staying responsive', async () => {
     const file = salesCsv([salesRow('2024-01-01', 1)]);
     for (const index of ['99999999', '400000000', '256']) {

@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import { z } from 'zod';
-import { NotFoundError, parseId, ValidationError } from '@supply/kit';
+import { MAX_ID, NotFoundError, parseDecimal, parseId, ValidationError } from '@supply/kit';
 import type { PermissionModule, Scope } from '@supply/contracts';
 import { fieldErrorsFromZod } from './validation';
 
@@ -143,11 +143,26 @@ export function pathId(raw: string | undefined, noun = 'record'): number {
 
 /** Shared query schema pieces. */
 export const q = {
-  int: (min: number, max?: number) => {
-    let n = z.coerce.number({ error: 'must be an integer' }).int().min(min);
-    if (max !== undefined) n = n.max(max);
-    return n;
-  },
+  /**
+   * An integer query parameter in [min, max] (max: MAX_ID unless given), read by parseDecimal,
+   * the reader of path ids too: plain decimal digits only, so `0x10`, `1e3`, ` 7`, `01`, an
+   * empty value or a repeated parameter is a 422 ("must be an integer") instead of 16, 1000, 7
+   * or 0, and a value past the range is a 422 on the bound, never rounded into it. No
+   * transform (only a check, then a number of the digits checked), so a `.default()` stays in
+   * the OpenAPI document, where the parameter is an integer with its bounds.
+   */
+  int: (min: number, max: number = MAX_ID) =>
+    z
+      .unknown()
+      .superRefine((raw, ctx) => {
+        const n = parseDecimal(raw);
+        if (n === null) ctx.addIssue({ code: 'custom', message: 'must be an integer', params: { expected: 'integer' }, input: raw });
+        else if (n < min) ctx.addIssue({ code: 'too_small', origin: 'number', minimum: min, inclusive: true, input: n });
+        else if (n > max) ctx.addIssue({ code: 'too_big', origin: 'number', maximum: max, inclusive: true, input: raw });
+      })
+      // Only digits checked above reach this: it makes them the number they spell.
+      .pipe(z.coerce.number())
+      .meta({ type: 'integer', minimum: min, maximum: max }),
   /** `a,b,c` into a list of non-empty trimmed strings. */
   list: () =>
     z

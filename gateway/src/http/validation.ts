@@ -41,6 +41,10 @@ function messageFor(issue: z.core.$ZodIssue, path: PropertyKey[]): string {
       return `${subject} must be a multiple of ${issue.divisor}.`;
     case 'unrecognized_keys':
       return `${subject} is prohibited.`;
+    case 'custom':
+      // A query integer not written in plain decimal (http/routes.ts q.int).
+      if (issue.params?.expected === 'integer') return `${subject} must be an integer.`;
+      return issue.message.startsWith('The ') ? issue.message : `${subject} is invalid.`;
     default:
       return issue.message.startsWith('The ') ? issue.message : `${subject} is invalid.`;
   }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { addFieldError, fieldErrors, jsonTooDeep, parseId, TENANT_SLUG } from './input';
+import { addFieldError, fieldErrors, jsonTooDeep, parseDecimal, parseId, TENANT_SLUG } from './input';
 
 describe('client input helpers', () => {
   it('parses ids as positive safe integers in plain decimal only', () => {
@@ -9,6 +9,18 @@ describe('client input helpers', () => {
       assert.equal(parseId(raw), null, String(raw));
     }
     assert.equal(parseId(2 ** 53), null);
+  });
+
+  it('reads a query or path integer only in plain decimal digits', () => {
+    assert.equal(parseDecimal('0'), 0);
+    assert.equal(parseDecimal('7'), 7);
+    assert.equal(parseDecimal('5000'), 5000);
+    // Digits past 2^53 - 1 still read as digits; the caller's bound refuses them, unrounded into range.
+    assert.ok(parseDecimal('99999999999999999999')! > Number.MAX_SAFE_INTEGER);
+    const refused = ['0x10', '1e3', ' 7', '7 ', '', '-1', '+1', '1.5', '1.', '01', '00', '٣', 'Infinity', 'NaN', ['5'], { a: '5' }, 5, undefined, null];
+    for (const raw of refused) {
+      assert.equal(parseDecimal(raw), null, JSON.stringify(raw));
+    }
   });
 
   it('measures JSON nesting without recursion, however deep', () => {

@@ -32,15 +32,28 @@ export function keyedByClient<V>(): Record<string, V> {
   return Object.create(null) as Record<string, V>;
 }
 
+/** `0`, or digits with no leading zero: the one way a client writes an integer in a path or query. */
+const PLAIN_DECIMAL = /^(?:0|[1-9][0-9]*)$/;
+
+/**
+ * The one reader of an integer a client wrote as text (a path id, `page`, `per_page`,
+ * `current_index`): plain decimal digits, `0` or without a leading zero, as a number; else
+ * null. No sign, exponent, fraction, base prefix (`0x10`), space or empty string, and no
+ * list (`page[]=5`). The number may exceed MAX_ID (`99999999999999999999` is 1e20, never
+ * rounded into range): callers bound it, as parseId and the query schemas do.
+ */
+export function parseDecimal(raw: unknown): number | null {
+  return typeof raw === 'string' && PLAIN_DECIMAL.test(raw) ? Number(raw) : null;
+}
+
 /**
  * A positive integer id written in decimal (`1` .. `9007199254740991`), else null: no sign,
  * exponent, leading zero or fraction, and never a number rounded from a longer one.
  */
 export function parseId(raw: unknown): number | null {
-  if (typeof raw === 'number') return Number.isSafeInteger(raw) && raw >= 1 ? raw : null;
-  if (typeof raw !== 'string' || !/^[1-9][0-9]{0,15}$/.test(raw)) return null;
-  const id = Number(raw);
-  return Number.isSafeInteger(id) ? id : null;
+  const id = typeof raw === 'number' ? raw : parseDecimal(raw);
+  // A digit string past 2^53 - 1 reads as 2^53 or more, never as a safe integer.
+  return id !== null && Number.isSafeInteger(id) && id >= 1 ? id : null;
 }
 
 /** What one walk over a parsed JSON value found: nesting past the limit, keys named `__proto__`. */
