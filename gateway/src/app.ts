@@ -1,7 +1,7 @@
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import helmet from 'helmet';
 import type { Logger, Metrics } from '@supply/kit';
-import { acceptsOf, assertBodyType, bodyChecked, decodablePath, encodingChecked, possibleTenant, queryKeysChecked, verifyFormKeys } from './http/edge';
+import { acceptsOf, assertBodyType, bodyChecked, decodablePath, encodingChecked, possibleTenant, queryKeysChecked, verifyFormKeys, verifyJsonDepth } from './http/edge';
 import { DEFAULT_RETRY_AFTER_SECONDS, errorHandler, problem } from './http/errors';
 import { replayRoute, type GatewayIdempotency, type Keyed } from './http/idempotency';
 import { legacyPassthrough } from './http/legacy-proxy';
@@ -81,7 +81,8 @@ export function createApp(opts: AppOptions): Express {
 
   const jsonLimit = `${opts.jsonLimitKb ?? opts.bodyLimitKb}kb`;
   const parsers = {
-    json: express.json({ limit: jsonLimit }),
+    // The nesting is measured on the raw text, so a body too deep is never parsed.
+    json: express.json({ limit: jsonLimit, verify: verifyJsonDepth }),
     form: express.urlencoded({ extended: true, limit: jsonLimit, verify: verifyFormKeys }),
   };
   const bodyParsersFor = (route: RouteDef) => {

@@ -168,6 +168,37 @@ describe('hostile input: never a 5xx', function () {
     assert.deepEqual(atLimit.body.errors.data, ['The data field is prohibited.']);
   });
 
+  it('measures JSON nesting on the raw body, before parsing: a deep prefix is refused for its depth even where the rest would not parse', async () => {
+    // Not JSON at all past the brackets: only a check before JSON.parse can name the depth.
+    for (const path of ['/demo/api/v1/workflows/sync-sales', '/demo/api/v1/uoms', '/demo/api/v1/sales']) {
+      assertProblem(await raw('POST', path, '{"data":' + '['.repeat(65) + 'not json'), 400, /deeper than 64 levels/);
+      assertProblem(await raw('POST', path, '['.repeat(2_000_000)), 400, /deeper than 64 levels/);
+    }
+    // 64 levels open (the object and 63 arrays), then not JSON: the parser's 400.
+    assertProblem(await raw('POST', '/demo/api/v1/uoms', '{"data":' + '['.repeat(63) + 'not json'), 400, /not valid JSON/);
+    // Brackets inside strings are text, not nesting.
+    const text = JSON.stringify({ name: 'x'.repeat(10) + '['.repeat(300), abbreviation: '{'.repeat(300) });
+    const brackets = await raw('POST', '/demo/api/v1/uoms', text);
+    assert.equal(brackets.status, 422, brackets.text.slice(0, 300));
+    // The same limit in the other charsets JSON is written in (UTF-16 here), read by code unit.
+    const deep = (n: number) => '{"data":' + '['.repeat(n) + ']'.repeat(n) + '}';
+    const utf16 = async (text: string) => {
+      const res = await fetch(`${sys.baseUrl}/demo/api/v1/uoms`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}`, Accept: 'application/json', 'Content-Type': 'application/json; charset=utf-16le' },
+        body: Buffer.from(text, 'utf16le'),
+      });
+      const body = await res.text();
+      return { status: res.status, headers: res.headers, body: JSON.parse(body), text: body };
+    };
+    assertProblem(await utf16(deep(65)), 400, /deeper than 64 levels/);
+    const wideAtLimit = await utf16(deep(63));
+    assert.equal(wideAtLimit.status, 422, wideAtLimit.text.slice(0, 300));
+    assert.deepEqual(wideAtLimit.body.errors.data, ['The data field is prohibited.']);
+    // A utf- charset JSON is not written in is refused like any unknown charset.
+    assertProblem(await raw('POST', '/demo/api/v1/uoms', deep(2), { 'Content-Type': 'application/json; charset=utf-7' }), 415, /UTF-7/);
+  });
+
   it('answers a tenant segment no tenant can have with 404, on legacy and current routes alike', async () => {
     const impossible = ['de%00mo', 'a'.repeat(3_000), 'a'.repeat(64), 'DEMO', '-demo', 'de%20mo', 'd%C3%A9mo'];
     for (const tenant of impossible) {

@@ -1,7 +1,8 @@
 /**
  * Checks every request passes before a route handler sees it: a path that decodes, a
  * possible tenant, no `__proto__` query or body key, a body type the route reads, and JSON
- * no deeper than MAX_JSON_DEPTH. Each refusal is a 4xx answer, never a 5xx.
+ * no deeper than MAX_JSON_DEPTH (measured on the raw text, before it is parsed). Each
+ * refusal is a 4xx answer, never a 5xx.
  */
 import type { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
@@ -108,12 +109,13 @@ export function assertBodyType(accepts: Accepts, req: Request): void {
 }
 
 /**
- * After JSON parsing, before any handler or schema: 400 for a body nested deeper than
- * MAX_JSON_DEPTH; 422 for a key named `__proto__` (no endpoint takes one, and schemas of
- * free-form maps would drop it silently).
+ * After JSON parsing, before any handler or schema: 422 for a key named `__proto__` (no
+ * endpoint takes one, and schemas of free-form maps would drop it silently). The nesting
+ * was measured before the parse (verifyJsonDepth), so this walk is at most MAX_JSON_DEPTH deep.
  */
 export function bodyChecked(req: Request, _res: Response, next: NextFunction): void {
   const scan = scanJson(req.body);
+  // Unreachable after verifyJsonDepth; kept so no parsed body this deep ever reaches a handler.
   if (scan.tooDeep) return next(problem('bad-request', JSON_DEPTH_DETAIL));
   if (scan.protoKeys.length > 0) {
     const fields = fieldErrors();
@@ -124,6 +126,77 @@ export function bodyChecked(req: Request, _res: Response, next: NextFunction): v
 }
 
 export const JSON_DEPTH_DETAIL = `The request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels, the most this API reads.`;
+
+/** How JSON text in a charset lays out its code units; null for a charset other than UTF-8, UTF-16 or UTF-32. */
+function codeUnitsOf(buf: Uint8Array, charset: string): { size: 1 | 2 | 4; littleEndian: boolean } | null {
+  const name = charset.trim().toLowerCase();
+  if (name === 'utf-8' || name === 'utf8') return { size: 1, littleEndian: true };
+  const named = /^utf-(16|32)(le|be)?$/.exec(name);
+  if (!named) return null;
+  const size = named[1] === '16' ? 2 : 4;
+  if (named[2]) return { size, littleEndian: named[2] === 'le' };
+  // No byte order in the name: the BOM says, else the first character (JSON text starts with ASCII).
+  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  if (buf.length < size) return { size, littleEndian: true };
+  const first = (le: boolean) => (size === 2 ? view.getUint16(0, le) : view.getUint32(0, le));
+  if (first(true) === 0xfeff) return { size, littleEndian: true };
+  if (first(false) === 0xfeff) return { size, littleEndian: false };
+  return { size, littleEndian: !(first(false) < 0x80 && first(true) >= 0x80) };
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPENERS = new Set([0x5b, 0x7b]);
+const CLOSERS = new Set([0x5d, 0x7d]);
+
+/**
+ * Whether JSON text nests arrays/objects deeper than `max` (the top level is 1), read from its
+ * raw bytes in `charset` before anything parses them: brackets count outside strings, a
+ * string's escapes are stepped over, one pass and no recursion. Text that is not JSON is the
+ * parser's to refuse; for JSON text the count is exact. Null when the charset is not one
+ * JSON is written in (UTF-8, UTF-16, UTF-32).
+ */
+export function jsonTextTooDeep(buf: Uint8Array, charset = 'utf-8', max = MAX_JSON_DEPTH): boolean | null {
+  const units = codeUnitsOf(buf, charset);
+  if (!units) return null;
+  const { size, littleEndian } = units;
+  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  const at =
+    size === 1
+      ? (i: number) => buf[i]!
+      : size === 2
+        ? (i: number) => view.getUint16(i, littleEndian)
+        : (i: number) => view.getUint32(i, littleEndian);
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i + size <= buf.length; i += size) {
+    const unit = at(i);
+    if (inString) {
+      if (unit === BACKSLASH) i += size;
+      else if (unit === QUOTE) inString = false;
+    } else if (unit === QUOTE) inString = true;
+    else if (OPENERS.has(unit)) {
+      if (++depth > max) return true;
+    } else if (CLOSERS.has(unit)) depth--;
+  }
+  return false;
+}
+
+/**
+ * express.json `verify`: runs on the raw body (its Content-Encoding undone) before JSON.parse,
+ * so a body nested deeper than MAX_JSON_DEPTH is refused (400 naming the limit) without being
+ * parsed. JSON text is UTF-8, UTF-16 or UTF-32; another `utf-` charset the parser would
+ * decode (UTF-7) is a 415, as an unknown charset is.
+ */
+export function verifyJsonDepth(_req: unknown, _res: unknown, buf: Buffer, charset: string): void {
+  const tooDeep = jsonTextTooDeep(buf, charset);
+  if (tooDeep === null) {
+    throw Object.assign(new Error(`unsupported charset "${charset.toUpperCase()}": JSON is read as UTF-8, UTF-16 or UTF-32`), {
+      type: 'charset.unsupported',
+    });
+  }
+  if (tooDeep) throw Object.assign(new Error(JSON_DEPTH_DETAIL), { type: 'json.too.deep' });
+}
 
 const DECODERS = { gzip: createGunzip, deflate: createInflate, br: createBrotliDecompress } as const;
 const encodingOf = (req: Request) => (req.get('Content-Encoding') || 'identity').trim().toLowerCase();

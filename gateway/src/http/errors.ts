@@ -21,6 +21,8 @@ export function normalize(err: unknown, req: Request): AppError {
   if (err instanceof URIError) return problem('bad-request', 'The request path holds a malformed percent-escape (each % must start a UTF-8 byte like %2F).');
   const e = err as { type?: string; status?: number; message?: string; field?: string };
   if (e?.type === 'form.proto.key') return new ValidationError({ [String(e.field)]: [`The ${e.field} field is prohibited.`] });
+  // edge.ts verifyJsonDepth, before JSON.parse: its message is the detail naming the limit.
+  if (e?.type === 'json.too.deep') return problem('bad-request', String(e.message));
   if (e?.type === 'entity.too.large') return problem('payload-too-large', 'The request body is larger than this endpoint accepts.');
   if (e?.type === 'entity.parse.failed') {
     return problem('bad-request', req.is('application/json') ? 'The request body is not valid JSON.' : 'The request body cannot be parsed as its Content-Type.');
