@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { api, startSystem, type TestSystem } from '../support/system';
+import { waitForJob } from './workflows-support';
 
 /** Every file under `dir`, recursively. */
 function filesUnder(dir: string): string[] {
@@ -247,6 +248,77 @@ describe('Idempotency-Key on the POSTs the gateway answers itself', function () 
       const again = await post('supply-plans/generate', body, key, a2);
       assert.equal(again.headers.get('idempotent-replayed'), 'true');
       assert.equal(again.body.meta.plan_run_id, first.body.meta.plan_run_id);
+    });
+
+    it("POST /forecasts/generate (compute, key kept by the service): B gets a job of its own, readable by B; A's other token replays A's job", async () => {
+      const [a1, a2] = await tokensOf('planner@demo.test');
+      const [b1, b2] = await tokensOf(userB);
+      const key = `forecast-per-user-${run}`;
+      const body = { item_name: 'SKU-0003', customer_group_name: 'Retail', forecast_periods: 2 };
+      const first = await post('forecasts/generate', body, key, a1);
+      assert.equal(first.status, 202, first.text);
+      const jobA: number = first.body.data[0].job_id;
+
+      // While A's run is in progress, B's request is B's own: it meets the one-run-at-a-time rule (503), not A's answer.
+      const early = await post('forecasts/generate', body, key, b1);
+      assert.equal(early.headers.get('idempotent-replayed'), null, "not a replay of A's job");
+      assert.ok(early.status === 503 || early.status === 202, early.text);
+      if (early.status === 503) await waitForJob(sys, 'demo', a2, jobA);
+      // B's failed first try freed B's key; the same key then starts B's own run.
+      const other = early.status === 202 ? early : await post('forecasts/generate', body, key, b1);
+      assert.equal(other.status, 202, other.text);
+      assert.equal(other.headers.get('idempotent-replayed'), null, "not a replay of A's job");
+      const jobB: number = other.body.data[0].job_id;
+      assert.notEqual(jobB, jobA);
+      assert.equal((await api(sys, `/demo/api/v1/jobs/${jobB}`, { token: b2 })).status, 200, "B's job is B's");
+      assert.equal((await api(sys, `/demo/api/v1/jobs/${jobA}`, { token: b2 })).status, 404, "A's job stays A's");
+
+      const again = await post('forecasts/generate', body, key, a2);
+      assert.equal(again.status, 202, again.text);
+      assert.equal(again.headers.get('idempotent-replayed'), 'true', "A's tokens share A's keys");
+      assert.equal(again.body.data[0].job_id, jobA);
+      const bAgain = await post('forecasts/generate', body, key, b2);
+      assert.equal(bAgain.headers.get('idempotent-replayed'), 'true', "B's key is B's");
+      assert.equal(bAgain.body.data[0].job_id, jobB);
+    });
+
+    it("legacy POST /sales (JSON load, key kept by the workflows service): B gets a job_log_id of its own; A's other token replays A's", async () => {
+      const [a1, a2] = await tokensOf('planner@demo.test');
+      const [b1, b2] = await tokensOf(userB);
+      const key = `legacy-load-per-user-${run}`;
+      const body = {
+        arguments: { allow_record_creation: true, allow_record_update: true, should_continue_on_error: true },
+        payload: [
+          {
+            sale_type_name: 'History',
+            item_name: 'SKU-0001',
+            customer_group_name: 'Retail',
+            sell_date: `${2400 + run}-01-01`,
+            timing_interval: 'day',
+            quantity: 3,
+            uom: 'ea',
+          },
+        ],
+      };
+      const first = await post('sales', body, key, a1);
+      assert.equal(first.status, 200, first.text);
+      const jobA: number = first.body.job_log_id;
+
+      const other = await post('sales', body, key, b1);
+      assert.equal(other.status, 200, other.text);
+      assert.equal(other.headers.get('idempotent-replayed'), null, "not a replay of A's load");
+      const jobB: number = other.body.job_log_id;
+      assert.notEqual(jobB, jobA);
+      assert.equal((await api(sys, `/demo/api/v1/jobs/${jobB}`, { token: b2 })).status, 200, "B's job is B's");
+      assert.equal((await api(sys, `/demo/api/v1/jobs/${jobA}`, { token: b2 })).status, 404, "A's job stays A's");
+
+      const again = await post('sales', body, key, a2);
+      assert.equal(again.status, 200, again.text);
+      assert.equal(again.headers.get('idempotent-replayed'), 'true', "A's tokens share A's keys");
+      assert.deepEqual(again.body, first.body);
+      const bAgain = await post('sales', body, key, b2);
+      assert.equal(bAgain.headers.get('idempotent-replayed'), 'true', "B's key is B's");
+      assert.equal(bAgain.body.job_log_id, jobB);
     });
 
     it('a file import: B with the same key and file gets its own job', async () => {
