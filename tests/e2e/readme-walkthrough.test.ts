@@ -37,7 +37,7 @@ describe('README: the five-minute walkthrough runs as written', function () {
 
   it('finds the walkthrough blocks', () => {
     const blocks = shBlocks(readFileSync(join(REPO_ROOT, 'README.md'), 'utf8'), HEADING);
-    assert.equal(blocks.length, 7, 'health, CLI token, HTTP token, read, sync, forecast, plan');
+    assert.equal(blocks.length, 8, 'health, CLI token, HTTP token, read, sync, forecast, plan, view plan');
     assert.ok(blocks.every((b) => !b.includes('jq')), 'the walkthrough needs only curl, sed and grep');
     assert.ok(blocks.join('\n').includes(DOC_API), `the blocks reach the server at ${DOC_API}`);
   });
@@ -50,7 +50,16 @@ describe('README: the five-minute walkthrough runs as written', function () {
     const where = `${describeRun(run)}\nserver:\n${proc!.logs.slice(-20).join('\n')}`;
     assert.equal(run.code, 0, where);
     assert.equal(run.out.length, blocks.length, `every block ran: ${where}`);
-    const [health, cliToken, httpToken, read, sync, forecast, plan] = run.out as [string, string, string, string, string, string, string];
+    const [health, cliToken, httpToken, read, sync, forecast, plan, viewPlan] = run.out as [
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+    ];
 
     assert.match(health, /^\{"status":"ok"\}\n\{"status":"ready","checks":\{/, where);
     assert.doesNotMatch(health, /":false/, `every readiness check passes: ${health}`);
@@ -75,5 +84,14 @@ describe('README: the five-minute walkthrough runs as written', function () {
     assert.match(plan, /^"message":"Supply plan generated for SKU-0001 at Partner-Mart: 52 week buckets of view Default, partner mode/, `plan: ${plan}`);
     assert.match(plan, /\n"totals":\{"satisfied_demand":[\d.]+,"revenue":[\d.]+,/, plan);
     assert.match(plan, /\nHTTP 200\n$/, plan);
+
+    // The whole Default view in partner mode: a job, followed to succeeded.
+    assert.match(viewPlan, /^HTTP 202\n/, `view plan: ${viewPlan}`);
+    assert.match(viewPlan, /\n"status":"succeeded"\n/, `the view run reached succeeded: ${viewPlan}`);
+    assert.match(
+      viewPlan,
+      /\n"message":"Planned 108 of 108 item-locations of view Default \(partner mode, unconstrained supply, plan run \d+\)\."\n$/,
+      viewPlan,
+    );
   });
 });
