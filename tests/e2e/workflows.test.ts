@@ -1,10 +1,16 @@
 import assert from 'node:assert/strict';
+import { createSupplyClient, type Schema } from '@supply/client';
 import { api, startSystem, type TestSystem } from '../support/system';
 import { busEnv, days, dropBusNamespace, inventoryRecords, salesRecords, salesRow, waitForJob } from './workflows-support';
 
 const SALES = '/demo/api/v1/workflows/sync-sales';
-const INVENTORY = '/demo/api/v1/workflows/sync-inventory';
 const call = { context: { requestId: 'test', tenant: 'demo' } };
+
+type SalesRow = Schema<'SalesSyncRow'>;
+type InventoryRow = Schema<'InventorySyncRow'>;
+type SalesSync = Schema<'PostWorkflowsSyncSalesRequest'>;
+/** A History day row of SKU-0001 x Retail, as the typed client sends it. */
+const sale = (date: string, quantity: number, overrides: Partial<SalesRow> = {}): SalesRow => ({ ...salesRow(date, quantity), ...overrides }) as SalesRow;
 
 describe('workflows: sales and inventory sync (JSON)', function () {
   this.timeout(60_000);
@@ -15,12 +21,31 @@ describe('workflows: sales and inventory sync (JSON)', function () {
   let workflowOnly: string;
   let adminToken: string;
 
+  /** Raw POSTs, for what the typed client would not send (malformed bodies, legacy routes). */
   const post = (path: string, body: unknown, opts: { token?: string; headers?: Record<string, string> } = {}) =>
     api(sys, path, { method: 'POST', token: opts.token ?? token, body, headers: opts.headers });
 
+  const client = (bearer: string | undefined = token) => createSupplyClient({ baseUrl: sys.baseUrl, token: bearer });
+  /** The typed client's answer with `body` (the data or the error) and `text` for messages, as the raw helper has them. */
+  const answered = <T extends { response: Response; data?: unknown; error?: unknown }>(r: T) => ({
+    ...r,
+    status: r.response.status,
+    headers: r.response.headers,
+    body: (r.data ?? r.error) as any,
+    text: JSON.stringify(r.data ?? r.error),
+  });
+  type Sync = { token?: string; key?: string; tenant?: string };
+  const idempotency = (key?: string) => (key === undefined ? {} : { 'Idempotency-Key': key });
+  /** POST /workflows/sync-sales through the typed client. */
+  const syncSales = async (body: SalesSync, opts: Sync = {}) =>
+    answered(await client(opts.token).POST('/{tenant}/api/v1/workflows/sync-sales', { params: { path: { tenant: opts.tenant ?? 'demo' }, header: idempotency(opts.key) }, body }));
+  /** POST /workflows/sync-inventory through the typed client. */
+  const syncInventory = async (body: Schema<'PostWorkflowsSyncInventoryRequest'>, opts: Sync = {}) =>
+    answered(await client(opts.token).POST('/{tenant}/api/v1/workflows/sync-inventory', { params: { path: { tenant: opts.tenant ?? 'demo' }, header: idempotency(opts.key) }, body }));
+
   /** Posts a sync and waits for its job. */
-  async function run(path: string, body: unknown) {
-    const res = await post(path, body);
+  async function run(sync: typeof syncSales | typeof syncInventory, body: Parameters<typeof sync>[0]) {
+    const res = await (sync as (b: typeof body) => ReturnType<typeof syncSales>)(body);
     assert.equal(res.status, 202, res.text);
     return waitForJob(sys, 'demo', token, res.body.data[0].job_id);
   }
@@ -45,7 +70,7 @@ describe('workflows: sales and inventory sync (JSON)', function () {
   describe('upsert', () => {
     it('answers 202 with the queued job, creates, then on a match changes only quantity and uom', async () => {
       const dates = days('2031-01-01', 3);
-      const res = await post(SALES, { mode: 'upsert', data: dates.map((d, i) => salesRow(d, i + 1)) });
+      const res = await syncSales({ mode: 'upsert', data: dates.map((d, i) => sale(d, i + 1)) });
       assert.equal(res.status, 202, res.text);
       const accepted = res.body.data[0];
       assert.equal(typeof accepted.job_id, 'number');
@@ -66,8 +91,8 @@ describe('workflows: sales and inventory sync (JSON)', function () {
       assert.deepEqual(before.map((r) => [r.sell_date, r.quantity, r.uom_abbr]), dates.map((d, i) => [d, i + 1, 'ea']));
 
       // Same key (names in another case): row 0 as it is, row 1 a new quantity, row 2 another uom.
-      const again = await run(SALES, {
-        data: [salesRow(dates[0]!, 1), salesRow(dates[1]!, 20, { item_name: 'sku-0001' }), salesRow(dates[2]!, 3, { uom: 'Case', customer_group_name: 'RETAIL' })],
+      const again = await run(syncSales, {
+        data: [sale(dates[0]!, 1), sale(dates[1]!, 20, { item_name: 'sku-0001' }), sale(dates[2]!, 3, { uom: 'Case', customer_group_name: 'RETAIL' })],
       });
       assert.equal(again.status, 'succeeded');
       assert.deepEqual(again.result, { created: 0, updated: 2, deleted: 0, unchanged: 1, failed: 0 });
@@ -83,20 +108,20 @@ describe('workflows: sales and inventory sync (JSON)', function () {
     it('checks every row on its own and reports each problem by row and field; continue_on_error loads the valid rows', async () => {
       const d = days('2031-02-01', 12);
       const rows = [
-        salesRow(d[0]!, 5),
-        salesRow(d[1]!, 1, { sale_type_name: 'Budget' }),
-        salesRow(d[2]!, 1, { item_name: 'NO-SUCH-ITEM' }),
-        salesRow(d[3]!, 1, { customer_group_name: 'Nobody' }),
-        salesRow(d[4]!, 1, { uom: 'gallon' }),
-        salesRow(d[5]!, 1, { timing_interval: 'fortnight' }),
-        salesRow('2031-02-30', 1),
-        salesRow(d[7]!, -1),
-        { ...salesRow(d[8]!, 1), quantity: undefined },
-        salesRow(d[9]!, 'lots' as unknown as number),
-        salesRow(d[10]!, 0),
-        salesRow(d[11]!, 2.75),
+        sale(d[0]!, 5),
+        sale(d[1]!, 1, { sale_type_name: 'Budget' }),
+        sale(d[2]!, 1, { item_name: 'NO-SUCH-ITEM' }),
+        sale(d[3]!, 1, { customer_group_name: 'Nobody' }),
+        sale(d[4]!, 1, { uom: 'gallon' }),
+        sale(d[5]!, 1, { timing_interval: 'fortnight' as SalesRow['timing_interval'] }),
+        sale('2031-02-30', 1),
+        sale(d[7]!, -1),
+        { ...sale(d[8]!, 1), quantity: undefined } as unknown as SalesRow,
+        sale(d[9]!, 'lots' as unknown as number),
+        sale(d[10]!, 0),
+        sale(d[11]!, 2.75),
       ];
-      const job = await run(SALES, { options: { continue_on_error: true }, data: rows });
+      const job = await run(syncSales, { options: { continue_on_error: true }, data: rows });
       assert.equal(job.status, 'partially_succeeded');
       assert.deepEqual(job.result, { created: 3, updated: 0, deleted: 0, unchanged: 0, failed: 9 });
       assert.deepEqual(job.progress, { processed: 12, total: 12 });
@@ -127,27 +152,27 @@ describe('workflows: sales and inventory sync (JSON)', function () {
 
     it('continue_on_error false (the default): one invalid row and nothing at all is loaded', async () => {
       const d = days('2031-03-01', 5);
-      const job = await run(SALES, { data: [...d.slice(0, 4).map((x) => salesRow(x, 1)), salesRow(d[4]!, -3)] });
+      const job = await run(syncSales, { data: [...d.slice(0, 4).map((x) => sale(x, 1)), sale(d[4]!, -3)] });
       assert.equal(job.status, 'failed');
       assert.deepEqual(job.result, { created: 0, updated: 0, deleted: 0, unchanged: 0, failed: 1 });
       assert.deepEqual(job.errors.map((e: { field: string }) => e.field), ['data.4.quantity']);
       assert.match(job.message, /nothing was loaded/);
       assert.deepEqual(await salesRecords(sys.clients, 'demo', { item_names: ['SKU-0001'], sell_date_from: d[0], sell_date_to: d[4] }), []);
 
-      const fixed = await run(SALES, { options: { continue_on_error: false }, data: d.map((x) => salesRow(x, 1)) });
+      const fixed = await run(syncSales, { options: { continue_on_error: false }, data: d.map((x) => sale(x, 1)) });
       assert.equal(fixed.status, 'succeeded');
       assert.equal(fixed.result.created, 5);
     });
 
     it('allow_record_creation false refuses a missing item-customer-group combination; true creates it', async () => {
       const [date] = days('2031-04-01', 1);
-      const refused = await run(SALES, { options: { allow_record_creation: false, continue_on_error: true }, data: [salesRow(date!, 4, { item_name: 'WF-ITEM-1' }), salesRow(date!, 4)] });
+      const refused = await run(syncSales, { options: { allow_record_creation: false, continue_on_error: true }, data: [sale(date!, 4, { item_name: 'WF-ITEM-1' }), sale(date!, 4)] });
       assert.equal(refused.status, 'partially_succeeded');
       assert.deepEqual(refused.errors.map((e: { field: string }) => e.field), ['data.0.customer_group_name']);
       assert.match(refused.errors[0].message, /WF-ITEM-1 has no combination with customer group Retail/);
       assert.equal(refused.result.created, 1);
 
-      const created = await run(SALES, { options: { allow_record_creation: true }, data: [salesRow(date!, 4, { item_name: 'WF-ITEM-1' })] });
+      const created = await run(syncSales, { options: { allow_record_creation: true }, data: [sale(date!, 4, { item_name: 'WF-ITEM-1' })] });
       assert.equal(created.status, 'succeeded');
       assert.equal(created.result.created, 1);
       const stored = await salesRecords(sys.clients, 'demo', { item_names: ['WF-ITEM-1'] });
@@ -156,10 +181,10 @@ describe('workflows: sales and inventory sync (JSON)', function () {
 
     it('allow_record_update false makes a match an error (same values or not); new rows still load', async () => {
       const d = days('2031-05-01', 3);
-      await run(SALES, { data: [salesRow(d[0]!, 1), salesRow(d[1]!, 1)] });
-      const job = await run(SALES, {
+      await run(syncSales, { data: [sale(d[0]!, 1), sale(d[1]!, 1)] });
+      const job = await run(syncSales, {
         options: { allow_record_update: false, continue_on_error: true },
-        data: [salesRow(d[0]!, 1), salesRow(d[1]!, 9), salesRow(d[2]!, 1)],
+        data: [sale(d[0]!, 1), sale(d[1]!, 9), sale(d[2]!, 1)],
       });
       assert.equal(job.status, 'partially_succeeded');
       assert.deepEqual(job.result, { created: 1, updated: 0, deleted: 0, unchanged: 0, failed: 2 });
@@ -171,7 +196,7 @@ describe('workflows: sales and inventory sync (JSON)', function () {
 
     it('a load that holds one key twice reports the later row', async () => {
       const [date] = days('2031-05-10', 1);
-      const job = await run(SALES, { options: { continue_on_error: true }, data: [salesRow(date!, 1), salesRow(date!, 2, { item_name: 'sku-0001', timing_interval: 'DAY' })] });
+      const job = await run(syncSales, { options: { continue_on_error: true }, data: [sale(date!, 1), sale(date!, 2, { item_name: 'sku-0001', timing_interval: 'DAY' as SalesRow['timing_interval'] })] });
       assert.deepEqual(job.result, { created: 1, updated: 0, deleted: 0, unchanged: 0, failed: 1 });
       assert.deepEqual(job.errors.map((e: { field: string }) => e.field), ['data.1']);
       assert.match(job.errors[0].message, /same item, customer group, sale type, timing interval and sell date as row 0/);
@@ -182,10 +207,10 @@ describe('workflows: sales and inventory sync (JSON)', function () {
         [{}, 'data'],
         [{ data: 'rows' }, 'data'],
         [{ data: [] }, 'data'],
-        [{ mode: 'merge', data: [salesRow('2031-01-01', 1)] }, 'mode'],
-        [{ options: { continue_on_error: 'maybe' }, data: [salesRow('2031-01-01', 1)] }, 'options.continue_on_error'],
-        [{ options: 'yes', data: [salesRow('2031-01-01', 1)] }, 'options'],
-        [{ scope: { location: 'DC-East' }, data: [salesRow('2031-01-01', 1)] }, 'scope.location'],
+        [{ mode: 'merge', data: [sale('2031-01-01', 1)] }, 'mode'],
+        [{ options: { continue_on_error: 'maybe' }, data: [sale('2031-01-01', 1)] }, 'options.continue_on_error'],
+        [{ options: 'yes', data: [sale('2031-01-01', 1)] }, 'options'],
+        [{ scope: { location: 'DC-East' }, data: [sale('2031-01-01', 1)] }, 'scope.location'],
       ];
       for (const [body, field] of cases) {
         const res = await post(SALES, body);
@@ -193,7 +218,7 @@ describe('workflows: sales and inventory sync (JSON)', function () {
         assert.ok(res.body.errors[field], `${field} in ${res.text}`);
         assert.match(res.body.message, /\.|error/);
       }
-      const many = days('2040-01-01', 10_001).map((d) => salesRow(d, 1));
+      const many = days('2040-01-01', 10_001).map((d) => sale(d, 1));
       const tooMany = await post(SALES, { data: many });
       assert.equal(tooMany.status, 422);
       assert.match(tooMany.body.errors.data[0], /not have more than 10000 items/);
@@ -203,45 +228,45 @@ describe('workflows: sales and inventory sync (JSON)', function () {
     });
 
     it('needs the workflow scope and Planner on the demand module', async () => {
-      const readOnly = await post(SALES, { data: [salesRow('2031-01-01', 1)] }, { token: secondToken });
+      const readOnly = await syncSales({ data: [sale('2031-01-01', 1)] }, { token: secondToken });
       assert.equal(readOnly.status, 403);
       assert.equal(readOnly.body.type, '/problems/insufficient-scope');
       const noDemand = await sys.tokenFor('demo', 'nodemand@demo.test', ['*']);
-      const noLevel = await post(SALES, { data: [salesRow('2031-01-01', 1)] }, { token: noDemand });
+      const noLevel = await syncSales({ data: [sale('2031-01-01', 1)] }, { token: noDemand });
       assert.equal(noLevel.status, 403);
       assert.equal(noLevel.body.type, '/problems/insufficient-permission');
     });
   });
 
   describe('replace', () => {
-    const forecast = (item: string, group: string, date: string, q = 1) => salesRow(date, q, { item_name: item, customer_group_name: group, sale_type_name: 'Forecast' });
+    const forecast = (item: string, group: string, date: string, q = 1) => sale(date, q, { item_name: item, customer_group_name: group, sale_type_name: 'Forecast' });
 
     it('needs public_api.workflow.replace (403) and a scope (422)', async () => {
-      const body = { mode: 'replace', scope: { sale_type: 'Forecast', customer_group: 'WF-Group-A' }, data: [forecast('SKU-0001', 'WF-Group-A', '2032-01-01')] };
-      const denied = await post(SALES, body, { token: workflowOnly });
+      const body: SalesSync = { mode: 'replace', scope: { sale_type: 'Forecast', customer_group: 'WF-Group-A' }, data: [forecast('SKU-0001', 'WF-Group-A', '2032-01-01')] };
+      const denied = await syncSales(body, { token: workflowOnly });
       assert.equal(denied.status, 403);
       assert.equal(denied.body.type, '/problems/insufficient-scope');
       assert.match(denied.body.detail, /public_api\.workflow\.replace/);
-      const noScope = await post(SALES, { ...body, scope: undefined });
+      const noScope = await syncSales({ ...body, scope: undefined });
       assert.equal(noScope.status, 422);
       assert.match(noScope.body.errors.scope[0], /required when mode is replace/);
-      const unknown = await post(SALES, { ...body, scope: { customer_group: 'Nobody' } });
+      const unknown = await syncSales({ ...body, scope: { customer_group: 'Nobody' } });
       assert.equal(unknown.status, 422);
       assert.deepEqual(Object.keys(unknown.body.errors), ['scope.customer_group']);
       // An upsert with the same token needs no replace scope.
-      assert.equal((await post(SALES, { ...body, mode: 'upsert', scope: undefined }, { token: workflowOnly })).status, 202);
+      assert.equal((await syncSales({ ...body, mode: 'upsert', scope: undefined }, { token: workflowOnly })).status, 202);
     });
 
     it('deletes inside its scope what the load does not contain and leaves everything outside it', async () => {
       const d = days('2032-02-01', 3);
       const inside = d.flatMap((x) => ['SKU-0001', 'SKU-0002'].map((item) => forecast(item, 'WF-Group-A', x)));
       const otherGroup = d.map((x) => forecast('SKU-0001', 'WF-Group-B', x));
-      const otherType = d.map((x) => salesRow(x, 1, { customer_group_name: 'WF-Group-A' }));
-      assert.equal((await run(SALES, { data: [...inside, ...otherGroup, ...otherType] })).status, 'succeeded');
+      const otherType = d.map((x) => sale(x, 1, { customer_group_name: 'WF-Group-A' }));
+      assert.equal((await run(syncSales, { data: [...inside, ...otherGroup, ...otherType] })).status, 'succeeded');
 
       const scopeBefore = await salesRecords(sys.clients, 'demo', { sale_type_names: ['Forecast'], customer_group_names: ['WF-Group-A'] });
       const load = [forecast('SKU-0001', 'WF-Group-A', d[0]!, 7), forecast('SKU-0002', 'WF-Group-A', d[1]!, 1), forecast('SKU-0003', 'WF-Group-A', d[2]!, 1)];
-      const job = await run(SALES, { mode: 'replace', scope: { sale_type: 'Forecast', customer_group: 'wf-group-a' }, data: load });
+      const job = await run(syncSales, { mode: 'replace', scope: { sale_type: 'Forecast', customer_group: 'wf-group-a' }, data: load });
       assert.equal(job.status, 'succeeded', JSON.stringify(job));
       // Everything in the scope but the two records the load matched.
       assert.deepEqual(job.result, { created: 1, updated: 1, deleted: scopeBefore.length - 2, unchanged: 1, failed: 0 });
@@ -258,7 +283,7 @@ describe('workflows: sales and inventory sync (JSON)', function () {
 
     it('reports rows outside the scope and, when a row failed, deletes only what the loaded rows do not cover', async () => {
       const d = days('2032-03-01', 2);
-      const job = await run(SALES, {
+      const job = await run(syncSales, {
         mode: 'replace',
         scope: { customer_group: 'WF-Group-C' },
         options: { continue_on_error: true },
@@ -274,20 +299,20 @@ describe('workflows: sales and inventory sync (JSON)', function () {
       const items = Array.from({ length: 40 }, (_, i) => `SKU-${String(i + 1).padStart(4, '0')}`);
       const big = days('2033-01-01', 75).flatMap((x) => items.map((item) => forecast(item, 'WF-Group-B', x)));
       const earlier = await salesRecords(sys.clients, 'demo', { customer_group_names: ['WF-Group-B'] });
-      const first = await post(SALES, { mode: 'replace', scope: { customer_group: 'WF-Group-B' }, data: big });
+      const first = await syncSales({ mode: 'replace', scope: { customer_group: 'WF-Group-B' }, data: big });
       assert.equal(first.status, 202, first.text);
-      const second = { mode: 'replace', scope: { customer_group: 'WF-Group-B', sale_type: 'Forecast' }, data: [forecast('SKU-0001', 'WF-Group-B', '2033-01-01')] };
-      const conflict = await post(SALES, second);
+      const second: SalesSync = { mode: 'replace', scope: { customer_group: 'WF-Group-B', sale_type: 'Forecast' }, data: [forecast('SKU-0001', 'WF-Group-B', '2033-01-01')] };
+      const conflict = await syncSales(second);
       assert.equal(conflict.status, 409, conflict.text);
       assert.equal(conflict.headers.get('content-type'), 'application/problem+json; charset=utf-8');
       assert.match(conflict.body.detail, new RegExp(`replace sync of an overlapping scope is already running \\(job ${first.body.data[0].job_id}\\)`));
       // Another scope is free meanwhile.
-      assert.equal((await post(SALES, { ...second, scope: { customer_group: 'WF-Group-C', sale_type: 'History' } })).status, 202);
+      assert.equal((await syncSales({ ...second, scope: { customer_group: 'WF-Group-C', sale_type: 'History' } })).status, 202);
       const done = await waitForJob(sys, 'demo', token, first.body.data[0].job_id);
       assert.equal(done.status, 'succeeded');
       assert.equal(done.result.created, 3_000);
       assert.equal(done.result.deleted, earlier.length, 'what the group held before');
-      const after = await post(SALES, second);
+      const after = await syncSales(second);
       assert.equal(after.status, 202, after.text);
       const job = await waitForJob(sys, 'demo', token, after.body.data[0].job_id);
       assert.deepEqual(job.result, { created: 0, updated: 0, deleted: 2_999, unchanged: 1, failed: 0 });
@@ -297,13 +322,13 @@ describe('workflows: sales and inventory sync (JSON)', function () {
   describe('dry run', () => {
     it('answers 200 with what would be created, updated, deleted and refused, and writes nothing', async () => {
       const d = days('2034-01-01', 4);
-      await run(SALES, { data: [salesRow(d[0]!, 1, { customer_group_name: 'WF-Group-C', sale_type_name: 'Forecast' }), salesRow(d[1]!, 1, { customer_group_name: 'WF-Group-C', sale_type_name: 'Forecast' }), salesRow(d[2]!, 1, { customer_group_name: 'WF-Group-C', sale_type_name: 'Forecast' })] });
+      await run(syncSales, { data: [sale(d[0]!, 1, { customer_group_name: 'WF-Group-C', sale_type_name: 'Forecast' }), sale(d[1]!, 1, { customer_group_name: 'WF-Group-C', sale_type_name: 'Forecast' }), sale(d[2]!, 1, { customer_group_name: 'WF-Group-C', sale_type_name: 'Forecast' })] });
       const snapshot = () => salesRecords(sys.clients, 'demo', { customer_group_names: ['WF-Group-C'], sale_type_names: ['Forecast'] });
       const combos = () => sys.clients.reference.getItemCustomerGroups({ ids: [], keys: [] }, call);
       const before = await snapshot();
       const combosBefore = (await combos()).records.length;
-      const f = (date: string, q: number, item = 'SKU-0001') => salesRow(date, q, { item_name: item, customer_group_name: 'WF-Group-C', sale_type_name: 'Forecast' });
-      const res = await post(SALES, {
+      const f = (date: string, q: number, item = 'SKU-0001') => sale(date, q, { item_name: item, customer_group_name: 'WF-Group-C', sale_type_name: 'Forecast' });
+      const res = await syncSales({
         dry_run: true,
         mode: 'replace',
         scope: { sale_type: 'Forecast', customer_group: 'WF-Group-C' },
@@ -328,20 +353,20 @@ describe('workflows: sales and inventory sync (JSON)', function () {
 
   describe('Idempotency-Key', () => {
     it('same key and body: the first answer again, marked replayed, and the work done once', async () => {
-      const body = { data: days('2035-01-01', 3).map((x) => salesRow(x, 1)) };
+      const body = { data: days('2035-01-01', 3).map((x) => sale(x, 1)) };
       const headers = { 'Idempotency-Key': 'load-2035-01' };
-      const first = await post(SALES, body, { headers });
+      const first = await syncSales(body, { key: headers['Idempotency-Key'] });
       assert.equal(first.status, 202);
       assert.equal(first.headers.get('idempotent-replayed'), null);
       await waitForJob(sys, 'demo', token, first.body.data[0].job_id);
-      const again = await post(SALES, body, { headers });
+      const again = await syncSales(body, { key: headers['Idempotency-Key'] });
       assert.equal(again.status, 202);
       assert.equal(again.headers.get('idempotent-replayed'), 'true');
       assert.deepEqual(again.body, first.body);
       assert.equal((await salesRecords(sys.clients, 'demo', { item_names: ['SKU-0001'], customer_group_names: ['Retail'], sell_date_from: '2035-01-01', sell_date_to: '2035-01-03' })).length, 3);
-      const dry = { dry_run: true, data: [salesRow('2035-01-01', 1)] };
-      const d1 = await post(SALES, dry, { headers: { 'Idempotency-Key': 'dry-2035' } });
-      const d2 = await post(SALES, dry, { headers: { 'Idempotency-Key': 'dry-2035' } });
+      const dry = { dry_run: true, data: [sale('2035-01-01', 1)] };
+      const d1 = await syncSales(dry, { key: 'dry-2035' });
+      const d2 = await syncSales(dry, { key: 'dry-2035' });
       assert.equal(d2.status, 200);
       assert.equal(d2.headers.get('idempotent-replayed'), 'true');
       assert.deepEqual(d2.body, d1.body);
@@ -349,21 +374,21 @@ describe('workflows: sales and inventory sync (JSON)', function () {
 
     it('same key with another body: 422 on Idempotency-Key; keys are per tenant', async () => {
       const headers = { 'Idempotency-Key': 'load-2035-02' };
-      assert.equal((await post(SALES, { data: [salesRow('2035-02-01', 1)] }, { headers })).status, 202);
-      const other = await post(SALES, { data: [salesRow('2035-02-01', 2)] }, { headers });
+      assert.equal((await syncSales({ data: [sale('2035-02-01', 1)] }, { key: headers['Idempotency-Key'] })).status, 202);
+      const other = await syncSales({ data: [sale('2035-02-01', 2)] }, { key: headers['Idempotency-Key'] });
       assert.equal(other.status, 422);
       assert.deepEqual(Object.keys(other.body.errors), ['Idempotency-Key']);
       const acme = await sys.tokenFor('acme', 'admin@acme.test', ['*']);
-      const elsewhere = await api(sys, '/acme/api/v1/workflows/sync-sales', { method: 'POST', token: acme, body: { data: [salesRow('2035-02-01', 2)] }, headers });
+      const elsewhere = await syncSales({ data: [sale('2035-02-01', 2)] }, { tenant: 'acme', token: acme, key: headers['Idempotency-Key'] });
       assert.equal(elsewhere.status, 202, elsewhere.text);
       assert.equal(elsewhere.headers.get('idempotent-replayed'), null);
     });
 
     it('a refused first request leaves the key free; a malformed key is a 422', async () => {
       const headers = { 'Idempotency-Key': 'load-2035-03' };
-      assert.equal((await post(SALES, { data: [] }, { headers })).status, 422);
-      assert.equal((await post(SALES, { data: [salesRow('2035-03-01', 1)] }, { headers })).status, 202);
-      const bad = await post(SALES, { data: [salesRow('2035-03-02', 1)] }, { headers: { 'Idempotency-Key': 'x'.repeat(256) } });
+      assert.equal((await syncSales({ data: [] }, { key: headers['Idempotency-Key'] })).status, 422);
+      assert.equal((await syncSales({ data: [sale('2035-03-01', 1)] }, { key: headers['Idempotency-Key'] })).status, 202);
+      const bad = await syncSales({ data: [sale('2035-03-02', 1)] }, { key: 'x'.repeat(256) });
       assert.equal(bad.status, 422);
       assert.ok(bad.body.errors['Idempotency-Key']);
     });
@@ -371,10 +396,12 @@ describe('workflows: sales and inventory sync (JSON)', function () {
 
   describe('GET /jobs/{id}', () => {
     it('is readable by the creating token and the same user\'s other tokens; anyone else gets 404', async () => {
-      const res = await post(SALES, { data: [salesRow('2036-01-01', 1)] });
+      const res = await syncSales({ data: [sale('2036-01-01', 1)] });
       const id = res.body.data[0].job_id;
       await waitForJob(sys, 'demo', token, id);
-      const own = await api(sys, `/demo/api/v1/jobs/${id}`, { token: secondToken });
+      const readJob = (tenant: string, jobId: string, bearer?: string) =>
+        client(bearer).GET('/{tenant}/api/v1/jobs/{job_id}', { params: { path: { tenant, job_id: jobId } } }).then(answered);
+      const own = await readJob('demo', String(id), secondToken);
       assert.equal(own.status, 200);
       assert.deepEqual(Object.keys(own.body.data[0]).sort(), [
         'created_at', 'errors', 'errors_count', 'finished_at', 'job_id', 'kind', 'message', 'progress', 'result', 'started_at', 'status', 'updated_at',
@@ -382,20 +409,20 @@ describe('workflows: sales and inventory sync (JSON)', function () {
       assert.equal(own.body.data[0].kind, 'sales_sync');
       for (const other of [adminToken, await sys.tokenFor('acme', 'admin@acme.test', ['*'])]) {
         const tenant = other === adminToken ? 'demo' : 'acme';
-        const res404 = await api(sys, `/${tenant}/api/v1/jobs/${id}`, { token: other });
+        const res404 = await readJob(tenant, String(id), other);
         assert.equal(res404.status, 404);
         assert.equal(res404.body.type, '/problems/not-found');
       }
-      for (const bad of ['999999', '0', 'abc', '1e3']) assert.equal((await api(sys, `/demo/api/v1/jobs/${bad}`, { token })).status, 404);
-      assert.equal((await api(sys, `/demo/api/v1/jobs/${id}`)).status, 401);
+      for (const bad of ['999999', '0', 'abc', '1e3']) assert.equal((await readJob('demo', bad, token)).status, 404);
+      assert.equal((await createSupplyClient({ baseUrl: sys.baseUrl }).GET('/{tenant}/api/v1/jobs/{job_id}', { params: { path: { tenant: 'demo', job_id: String(id) } } })).response.status, 401);
     });
   });
 
   describe('limits', () => {
     it('takes at most 5 sync jobs queued or running per workspace: the next is 429 with Retry-After', async () => {
       const items = Array.from({ length: 40 }, (_, i) => `SKU-${String(i + 1).padStart(4, '0')}`);
-      const load = (year: number) => ({ data: days(`${year}-01-01`, 75).flatMap((x) => items.map((item) => salesRow(x, 1, { item_name: item, customer_group_name: 'WF-Group-A' }))) });
-      const answers = await Promise.all([2050, 2051, 2052, 2053, 2054, 2055, 2056].map((year) => post(SALES, load(year))));
+      const load = (year: number) => ({ data: days(`${year}-01-01`, 75).flatMap((x) => items.map((item) => sale(x, 1, { item_name: item, customer_group_name: 'WF-Group-A' }))) });
+      const answers = await Promise.all([2050, 2051, 2052, 2053, 2054, 2055, 2056].map((year) => syncSales(load(year))));
       const statuses = answers.map((a) => a.status).sort();
       assert.ok(statuses.filter((s) => s === 202).length <= 5, statuses.join());
       const refused = answers.find((a) => a.status === 429);
@@ -408,7 +435,7 @@ describe('workflows: sales and inventory sync (JSON)', function () {
   });
 
   describe('inventory', () => {
-    const inv = (item: string, location: string, date: string, quantity: number, extra: Record<string, unknown> = {}) => ({
+    const inv = (item: string, location: string, date: string, quantity: number, extra: Partial<InventoryRow> = {}): InventoryRow => ({
       item_name: item,
       location_name: location,
       inventory_date: date,
@@ -419,17 +446,17 @@ describe('workflows: sales and inventory sync (JSON)', function () {
 
     it('upserts by item, location, bin, lot and date; replace by location deletes the rest of that location only', async () => {
       const date = '2036-06-30';
-      const job = await run(INVENTORY, {
+      const job = await run(syncInventory, {
         data: [inv('SKU-0001', 'DC-East', date, 10), inv('SKU-0001', 'DC-East', date, 4, { bin_name: 'B1' }), inv('SKU-0001', 'DC-East', date, 6, { bin_name: 'B1', lot_name: 'L7' }), inv('SKU-0002', 'DC-West', date, 3)],
       });
       assert.equal(job.kind, 'inventory_sync');
       assert.deepEqual(job.result, { created: 4, updated: 0, deleted: 0, unchanged: 0, failed: 0 });
-      const bad = await run(INVENTORY, { options: { continue_on_error: true }, data: [inv('SKU-0001', 'Nowhere', date, 1), inv('SKU-0001', 'DC-East', date, -2)] });
+      const bad = await run(syncInventory, { options: { continue_on_error: true }, data: [inv('SKU-0001', 'Nowhere', date, 1), inv('SKU-0001', 'DC-East', date, -2)] });
       assert.deepEqual(bad.errors.map((e: { field: string }) => e.field), ['data.0.location_name', 'data.1.quantity']);
 
       const eastBefore = await inventoryRecords(sys.clients, 'demo', { location_names: ['DC-East'] });
       const westBefore = await inventoryRecords(sys.clients, 'demo', { location_names: ['DC-West'] });
-      const replaced = await run(INVENTORY, { mode: 'replace', scope: { location: 'DC-East' }, data: [inv('SKU-0001', 'DC-East', date, 12), inv('SKU-0001', 'DC-East', date, 4, { bin_name: 'B1' })] });
+      const replaced = await run(syncInventory, { mode: 'replace', scope: { location: 'DC-East' }, data: [inv('SKU-0001', 'DC-East', date, 12), inv('SKU-0001', 'DC-East', date, 4, { bin_name: 'B1' })] });
       assert.equal(replaced.status, 'succeeded', JSON.stringify(replaced));
       assert.deepEqual(replaced.result, { created: 0, updated: 1, deleted: eastBefore.length - 2, unchanged: 1, failed: 0 });
       const east = await inventoryRecords(sys.clients, 'demo', { location_names: ['DC-East'] });
@@ -439,8 +466,8 @@ describe('workflows: sales and inventory sync (JSON)', function () {
 
     it('allow_record_creation false only updates records that exist', async () => {
       const date = '2036-07-31';
-      await run(INVENTORY, { data: [inv('SKU-0003', 'DC-West', date, 1)] });
-      const job = await run(INVENTORY, { options: { allow_record_creation: false, continue_on_error: true }, data: [inv('SKU-0003', 'DC-West', date, 2), inv('SKU-0004', 'DC-West', date, 2)] });
+      await run(syncInventory, { data: [inv('SKU-0003', 'DC-West', date, 1)] });
+      const job = await run(syncInventory, { options: { allow_record_creation: false, continue_on_error: true }, data: [inv('SKU-0003', 'DC-West', date, 2), inv('SKU-0004', 'DC-West', date, 2)] });
       assert.deepEqual(job.result, { created: 0, updated: 1, deleted: 0, unchanged: 0, failed: 1 });
       assert.match(job.errors[0].message, /No inventory record with this item, location, bin, lot and inventory date exists/);
     });
@@ -451,7 +478,7 @@ describe('workflows: sales and inventory sync (JSON)', function () {
     const args = { allow_record_creation: true, allow_record_update: true, should_continue_on_error: true };
 
     it('POST /sales answers success_message and job_log_id, the id GET /jobs/{id} knows', async () => {
-      const res = await post(LEGACY, { arguments: args, payload: [salesRow('2037-01-01', 3), salesRow('2037-01-02', -1)] });
+      const res = await post(LEGACY, { arguments: args, payload: [sale('2037-01-01', 3), sale('2037-01-02', -1)] });
       assert.equal(res.status, 200, res.text);
       assert.deepEqual(Object.keys(res.body).sort(), ['job_log_id', 'success_message']);
       assert.equal(typeof res.body.job_log_id, 'number');
@@ -462,7 +489,7 @@ describe('workflows: sales and inventory sync (JSON)', function () {
     });
 
     it('POST /sales arguments are required booleans: the legacy 422', async () => {
-      const res = await post(LEGACY, { arguments: { allow_record_creation: true }, payload: [salesRow('2037-01-01', 3)] });
+      const res = await post(LEGACY, { arguments: { allow_record_creation: true }, payload: [sale('2037-01-01', 3)] });
       assert.equal(res.status, 422);
       assert.equal(res.body.success, false);
       assert.deepEqual(Object.keys(res.body.errors).sort(), ['arguments.allow_record_update', 'arguments.should_continue_on_error']);
