@@ -350,7 +350,7 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
         assert.equal(await sales.count({ tenant: 'nobody' }), 0);
       });
 
-      it('reads a long _id $in list (beyond any range cap) with other conditions, in any order, in well under a second', async () => {
+      it('reads a long _id $in list (beyond any range cap) with other conditions, in any order, in a few seconds at most', async () => {
         // Every third t1 id, plus ids of t2 and of nobody, shuffled: 2,500 values in all.
         const ids = [...tenantSales.filter((s) => s._id % 3 === 0).map((s) => s._id), ...Array.from({ length: 1_667 }, (_, i) => (i % 2 ? 10_001 + i : 90_000 + i))];
         ids.sort((a, b) => ((a * 7919) % 2_503) - ((b * 7919) % 2_503));
@@ -363,7 +363,8 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
         assert.deepEqual(idsOf(await sales.find(filter, { sort: [['sku', 1], ['_id', 1]], skip: 10, limit: 20 })), idsOf(bySku).slice(10, 30));
         assert.equal(await sales.count(filter), expected.length);
         assert.equal(await sales.count({ _id: { $in: ids, $gt: 2_000 } }), ids.filter((id) => id > 2_000 && (id <= 2_500 || (id > 10_000 && id <= 10_500))).length);
-        assert.ok(performance.now() - started < 1_000, `took ${Math.round(performance.now() - started)} ms`);
+        // Milliseconds on an idle machine; a plan that reads the list id by id takes minutes. The bound leaves room for a busy CI.
+        assert.ok(performance.now() - started < 5_000, `took ${Math.round(performance.now() - started)} ms`);
       });
     });
 
