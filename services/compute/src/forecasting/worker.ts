@@ -88,7 +88,8 @@ export function callFor(run: ForecastRunDoc): CallOverrides {
 }
 
 const seriesLabel = (s: SeriesResultDoc['series']) => `${s.item_name} / ${s.customer_group_name}`;
-const reasonOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
+/** Why a series could not be forecast, as a job may say it: the engine's word on the series (a RangeError), else no internals. */
+const reasonOf = (err: unknown) => (err instanceof RangeError ? err.message : publicReason(err));
 
 export class ForecastWorker {
   private readonly maxDeliveries: number;
@@ -229,6 +230,7 @@ export class ForecastWorker {
           });
         }
       } catch (err) {
+        if (!(err instanceof RangeError)) this.deps.logger.warn({ err, job: run.job_id, series: series.item_customer_group_id }, 'a series could not be forecast');
         Object.assign(result, { status: 'failed', message: `Could not be forecast: ${reasonOf(err)}.` });
         errors.push({ row: position, field: 'item_customer_group_id', message: `${seriesLabel(series)} (item-customer-group ${series.item_customer_group_id}): ${result.message}` });
       }
