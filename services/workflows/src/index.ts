@@ -6,4 +6,3 @@ export { openJobs, timestamp, ZERO_COUNTS, type JobDoc } from './jobs/repository
 export { openStaging } from './sync/staging';
 export { parseJobEvent } from './jobs/events';
 export { foldJobEvent } from './jobs/fold';
-export { jobMessage } from './jobs/records';

@@ -23,7 +23,7 @@ import {
   timestamp as salesTimestamp,
   type SalesDeps,
 } from '@supply/transactional';
-import { foldJobEvent, jobMessage, parseJobEvent, timestamp, ZERO_COUNTS, type JobDoc } from '@supply/workflows';
+import { foldJobEvent, parseJobEvent, timestamp, ZERO_COUNTS, type JobDoc } from '@supply/workflows';
 import { openModelRuns, type ModelRunDoc } from '../runs/repository';
 import type { SalesPort } from './history';
 import { planChunks } from './planner';
@@ -92,7 +92,6 @@ describe('forecast workers (embedded store and bus, transactional on its own sto
       modelRuns,
       latest,
       sales,
-      jobs: { getJob: async ({ job_id }) => jobMessage(jobs.get(job_id)!) } as Pick<Clients['workflows'], 'getJob'>,
       bus,
       logger,
       maxDeliveries: MAX_DELIVERIES,

@@ -16,7 +16,6 @@ import {
   publicReason,
   type Bus,
   type CallOverrides,
-  type Clients,
   type Collection,
   type Delivery,
   type Logger,
@@ -61,7 +60,6 @@ export interface WorkerDeps {
   /** Where each series' latest forecast uncertainty is kept for planning (absent: not kept). */
   latest?: LatestForecasts;
   sales: SalesPort;
-  jobs: Pick<Clients['workflows'], 'getJob'>;
   bus: Bus;
   logger: Logger;
   metrics?: Metrics;
