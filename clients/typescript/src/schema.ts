@@ -6414,7 +6414,6 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
-                    Deprecation: components["headers"]["Deprecation"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6491,7 +6490,6 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
-                    Deprecation: components["headers"]["Deprecation"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6579,7 +6577,6 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
-                    Deprecation: components["headers"]["Deprecation"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7484,7 +7481,6 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
-                    Deprecation: components["headers"]["Deprecation"];
                     [name: string]: unknown;
                 };
                 content?: never;

@@ -529,7 +529,8 @@ export function buildOpenApi(routes: RouteDef[], info: { title: string; version:
     const successHeaders: Json = { ...BASE_HEADERS, ...(metered ? METERED_HEADERS : {}) };
     if (route.idempotency || route.serviceIdempotency) successHeaders['Idempotent-Replayed'] = ref('headers', 'IdempotentReplayed');
     // Sunset only where one is decided (DECISIONS: the legacy token exchange); the other legacy routes have none announced.
-    if (route.deprecated) Object.assign(successHeaders, { Deprecation: ref('headers', 'Deprecation'), ...(route.sunset ? { Sunset: ref('headers', 'Sunset') } : {}) });
+    // Only a route with a decided sunset announces itself in headers (Deprecation and Sunset); the others say so in the document.
+    if (route.deprecated && route.sunset) Object.assign(successHeaders, { Deprecation: ref('headers', 'Deprecation'), Sunset: ref('headers', 'Sunset') });
     const responses: Record<string, unknown> = {};
     const primary = route.successStatus ?? 200;
     const successBody = route.response ? book.add(route.response, 'output', `${named}Response`) : null;
