@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { airline, airlineFits, arima011Drift } from './arima';
+import { KPSS_CRITICAL, airline, airlineFits, arima011Drift, autoArima, kpssStatistic } from './arima';
 
 describe('forecast/arima', () => {
   it('airline model continues a growing multiplicative season', () => {
@@ -26,5 +26,33 @@ describe('forecast/arima', () => {
     assert.ok(result);
     result.forecast.forEach((f, j) => assert.ok(Math.abs(f - (16 + 2 * j)) < 1e-3, `step ${j + 1}: ${f}`));
     assert.equal(arima011Drift([1, 2], 2), null);
+  });
+
+  it('KPSS tells a random walk from white noise', () => {
+    let seed = 123456789;
+    const noise = () => ((seed = (seed * 16807) % 2147483647) / 2147483647 - 0.5) * 2;
+    const white = Array.from({ length: 120 }, () => noise());
+    let level = 0;
+    const walk = white.map((e) => (level += e));
+    assert.ok(kpssStatistic(white) < KPSS_CRITICAL, `white noise ${kpssStatistic(white)}`);
+    assert.ok(kpssStatistic(walk) > KPSS_CRITICAL, `random walk ${kpssStatistic(walk)}`);
+  });
+
+  it('automatic ARIMA differences a trend and continues it; keeps a stationary series around its mean', () => {
+    let seed = 987654321;
+    const noise = () => ((seed = (seed * 16807) % 2147483647) / 2147483647 - 0.5) * 2;
+    const trend = Array.from({ length: 80 }, (_, t) => 100 + 3 * t + noise());
+    const trended = autoArima(trend, 6);
+    assert.ok(trended);
+    assert.ok(trended.fit.d >= 1, `d ${trended.fit.d}`);
+    trended.forecast.forEach((f, j) => assert.ok(Math.abs(f - (100 + 3 * (80 + j))) < 6, `step ${j + 1}: ${f}`));
+    let x = 0;
+    const ar = Array.from({ length: 200 }, () => (x = 0.3 * x + noise()) + 50);
+    const stationary = autoArima(ar, 40);
+    assert.ok(stationary);
+    assert.equal(stationary.fit.d, 0);
+    const mean = ar.reduce((a, b) => a + b, 0) / ar.length;
+    assert.ok(Math.abs(stationary.forecast[39] - mean) < 0.5, `long-run ${stationary.forecast[39]} vs mean ${mean}`);
+    assert.equal(autoArima([1, 2, 3], 2), null);
   });
 });

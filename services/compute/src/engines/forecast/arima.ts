@@ -33,10 +33,10 @@ function residuals(w: Float64Array, period: number, theta: number, seasonalTheta
 }
 
 /** Forecasts `horizon` points; null when the history is too short for the model. */
-export function airline(values: readonly number[], period: number, horizon: number): { forecast: number[]; fit: AirlineFit } | null {
+export function airline(values: readonly number[], period: number, horizon: number, log = true): { forecast: number[]; fit: AirlineFit } | null {
   const n = values.length;
   if (!airlineFits(n, period)) return null;
-  const logScale = values.every((v) => v > 0);
+  const logScale = log && values.every((v) => v > 0);
   const y = Float64Array.from(values, (v) => (logScale ? Math.log(v) : v));
   const w = new Float64Array(n - period - 1);
   for (let t = period + 1; t < n; t++) w[t - period - 1] = y[t] - y[t - 1] - y[t - period] + y[t - period - 1];
@@ -97,4 +97,191 @@ export function arima011Drift(values: readonly number[], horizon: number): { for
     forecast.push(logScale ? Math.exp(level) : level);
   }
   return { forecast, theta, drift };
+}
+
+/**
+ * KPSS statistic for level stationarity (Kwiatkowski et al. 1992) with the
+ * Newey-West long-run variance at the short lag truncation of R's tseries::kpss.test, trunc(3 sqrt(n) / 13).
+ */
+export function kpssStatistic(values: readonly number[]): number {
+  const n = values.length;
+  if (n < 3) return 0;
+  let mean = 0;
+  for (const v of values) mean += v;
+  mean /= n;
+  const e = values.map((v) => v - mean);
+  let partial = 0;
+  let eta = 0;
+  for (let t = 0; t < n; t++) {
+    partial += e[t];
+    eta += partial * partial;
+  }
+  eta /= n * n;
+  const lags = Math.trunc(3 * Math.sqrt(n) / 13);
+  let s2 = 0;
+  for (let t = 0; t < n; t++) s2 += e[t] * e[t];
+  s2 /= n;
+  for (let l = 1; l <= lags; l++) {
+    let sum = 0;
+    for (let t = l; t < n; t++) sum += e[t] * e[t - l];
+    s2 += (2 * (1 - l / (lags + 1)) * sum) / n;
+  }
+  return s2 > 0 ? eta / s2 : 0;
+}
+
+/** 5% critical value of the KPSS level test. */
+export const KPSS_CRITICAL = 0.463;
+
+export function difference(values: readonly number[]): number[] {
+  const out: number[] = [];
+  for (let t = 1; t < values.length; t++) out.push(values[t] - values[t - 1]);
+  return out;
+}
+
+/** Writes the coefficients of a polynomial of order 1 or 2 from partial autocorrelations in (-1, 1) (Durbin-Levinson), so it is stationary or invertible by construction. */
+function fromPartial(r: readonly number[], out: number[]): void {
+  if (r.length === 1) out[0] = r[0];
+  else if (r.length === 2) {
+    out[0] = r[0] * (1 - r[1]);
+    out[1] = r[1];
+  }
+}
+
+export interface ArmaFit {
+  p: number;
+  d: number;
+  q: number;
+  ar: number[];
+  ma: number[];
+  /** Mean of the differenced series (the drift when d = 1), 0 without a constant. */
+  constant: number;
+  aicc: number;
+}
+
+/** Residuals start here for every order, so all orders are compared on the same points. */
+const ARMA_START = 2;
+
+/**
+ * Conditional sum of squares of ARMA(p, q) with a constant on w. The residuals are
+ * linear in the constant (e = e0 + c g), so it is solved in closed form; `e0` and
+ * `g` are work buffers as long as w, and `e0` holds the residuals on return.
+ */
+function armaCss(w: Float64Array, ar: readonly number[], ma: readonly number[], withConstant: boolean, e0: Float64Array, g: Float64Array) {
+  const n = w.length;
+  const p = ar.length;
+  const q = ma.length;
+  const a1 = p > 0 ? ar[0] : 0;
+  const a2 = p > 1 ? ar[1] : 0;
+  const m1 = q > 0 ? ma[0] : 0;
+  const m2 = q > 1 ? ma[1] : 0;
+  const base = withConstant ? -(1 - a1 - a2) : 0;
+  let s00 = 0;
+  let s0g = 0;
+  let sgg = 0;
+  let e1 = 0;
+  let e2 = 0;
+  let g1 = 0;
+  let g2 = 0;
+  for (let t = ARMA_START; t < n; t++) {
+    const value = w[t] - a1 * w[t - 1] - a2 * w[t - 2] - m1 * e1 - m2 * e2;
+    const response = base - m1 * g1 - m2 * g2;
+    e0[t] = value;
+    g[t] = response;
+    s00 += value * value;
+    s0g += value * response;
+    sgg += response * response;
+    e2 = e1;
+    e1 = value;
+    g2 = g1;
+    g1 = response;
+  }
+  const constant = withConstant && sgg > 0 ? -s0g / sgg : 0;
+  const sse = s00 + 2 * constant * s0g + constant * constant * sgg;
+  return { sse, constant };
+}
+
+function fitArma(w: Float64Array, p: number, q: number, withConstant: boolean, d: number, e0: Float64Array, g: Float64Array): ArmaFit | null {
+  const dims = p + q;
+  const ar = new Array<number>(p).fill(0);
+  const ma = new Array<number>(q).fill(0);
+  const partialAr = new Array<number>(p).fill(0);
+  const partialMa = new Array<number>(q).fill(0);
+  const decode = (x: readonly number[]) => {
+    for (let i = 0; i < p; i++) partialAr[i] = 0.98 * Math.tanh(x[i]);
+    for (let j = 0; j < q; j++) partialMa[j] = 0.98 * Math.tanh(x[p + j]);
+    fromPartial(partialAr, ar);
+    fromPartial(partialMa, ma);
+  };
+  let x: number[] = [];
+  if (dims > 0) {
+    x = nelderMead(
+      (z) => {
+        decode(z);
+        return armaCss(w, ar, ma, withConstant, e0, g).sse;
+      },
+      new Array<number>(dims).fill(0),
+      { steps: new Array<number>(dims).fill(0.5), maxEvaluations: 60 * dims + 40, tolerance: 1e-7 },
+    ).x;
+  }
+  decode(x);
+  const { sse, constant } = armaCss(w, ar, ma, withConstant, e0, g);
+  const m = w.length - ARMA_START;
+  const k = dims + (withConstant ? 1 : 0) + 1;
+  if (!(sse > 0) || m - k - 1 <= 0) return null;
+  const aicc = m * Math.log(sse / m) + 2 * k + (2 * k * (k + 1)) / (m - k - 1);
+  return { p, d, q, ar: ar.slice(), ma: ma.slice(), constant, aicc };
+}
+
+/**
+ * Non-seasonal ARIMA chosen as R's auto.arima does in outline: the order of
+ * differencing by repeated KPSS tests (at most 2), then p, q <= 2 by AICc, with
+ * a constant (the drift once differenced) unless differenced twice. Fitted by
+ * conditional sum of squares on the log scale for positive data. Meant for
+ * seasonally adjusted series. Null when the history is too short.
+ */
+export function autoArima(values: readonly number[], horizon: number): { forecast: number[]; fit: ArmaFit; logScale: boolean } | null {
+  const n = values.length;
+  if (n < 10) return null;
+  const logScale = values.every((v) => v > 0);
+  const y = values.map((v) => (logScale ? Math.log(v) : v));
+  let d = 0;
+  let series = y;
+  while (d < 2 && series.length > 8 && kpssStatistic(series) > KPSS_CRITICAL) {
+    series = difference(series);
+    d++;
+  }
+  const w = Float64Array.from(series);
+  const withConstant = d < 2;
+  const e = new Float64Array(w.length);
+  const g = new Float64Array(w.length);
+  let best: ArmaFit | null = null;
+  for (let p = 0; p <= 2; p++) {
+    for (let q = 0; q <= 2; q++) {
+      const fit = fitArma(w, p, q, withConstant, d, e, g);
+      if (fit && (!best || fit.aicc < best.aicc)) best = fit;
+    }
+  }
+  if (!best) return null;
+  const { constant } = armaCss(w, best.ar, best.ma, withConstant, e, g);
+  for (let t = ARMA_START; t < w.length; t++) e[t] += constant * g[t];
+  // Forecast the differenced series (future shocks zero), then integrate d times.
+  const extended = Array.from(w);
+  const errors = Array.from(e);
+  const c = best.constant;
+  for (let h = 0; h < horizon; h++) {
+    const t = extended.length;
+    let value = c;
+    for (let i = 0; i < best.p; i++) value += best.ar[i] * (extended[t - i - 1] - c);
+    for (let j = 0; j < best.q; j++) value += best.ma[j] * errors[t - j - 1];
+    extended.push(value);
+    errors.push(0);
+  }
+  let path = extended.slice(w.length);
+  const levels = [y];
+  for (let k = 1; k < d; k++) levels.push(difference(levels[k - 1]));
+  for (let k = d - 1; k >= 0; k--) {
+    let last = levels[k][levels[k].length - 1];
+    path = path.map((v) => (last += v));
+  }
+  return { forecast: path.map((v) => (logScale ? Math.exp(v) : v)), fit: best, logScale };
 }
