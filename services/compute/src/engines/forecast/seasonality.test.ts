@@ -6,6 +6,7 @@ import {
   reseasonalize,
   seasonalIndices,
   seasonallyAdjust,
+  shrinkSeasonalIndices,
 } from './seasonality';
 
 const pattern = [0.8, 1.2, 1.5, 0.5];
@@ -66,5 +67,22 @@ describe('forecast/seasonality', () => {
     assert.equal(adjustment.kind, 'additive');
     assert.equal(adjustment.seasonal, true);
     adjustment.adjusted.forEach((v) => assert.ok(Math.abs(v) < 1e-12));
+  });
+
+  it('shrinks noisy seasonal indices towards neutral and keeps a clear season', () => {
+    let seed = 192837465;
+    const noise = () => ((seed = (seed * 16807) % 2147483647) / 2147483647 - 0.5) * 2;
+    const clear = Array.from({ length: 48 }, (_, t) => 100 * pattern[t % 4] * (1 + 0.01 * noise()));
+    const clearIndices = seasonalIndices(clear, 4, 'multiplicative');
+    const keptClear = shrinkSeasonalIndices(clear, 4, 'multiplicative', clearIndices);
+    keptClear.forEach((v, j) => assert.ok(Math.abs(v - clearIndices[j]) < 0.01, `clear ${v} vs ${clearIndices[j]}`));
+    // No season at all: the indices are noise, and shrinking must pull them towards 1.
+    const flat = Array.from({ length: 48 }, () => 100 * (1 + 0.2 * noise()));
+    const flatIndices = seasonalIndices(flat, 12, 'multiplicative');
+    const shrunk = shrinkSeasonalIndices(flat, 12, 'multiplicative', flatIndices);
+    const spread = (xs: number[]) => xs.reduce((a, v) => a + (v - 1) ** 2, 0);
+    assert.ok(spread(shrunk) < 0.25 * spread(flatIndices), `${spread(shrunk)} vs ${spread(flatIndices)}`);
+    const additive = shrinkSeasonalIndices(flat, 12, 'additive', seasonalIndices(flat, 12, 'additive'));
+    assert.ok(Math.abs(additive.reduce((a, b) => a + b, 0)) < 1e-9, 'additive indices still sum to zero');
   });
 });

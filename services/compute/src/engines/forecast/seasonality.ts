@@ -98,6 +98,38 @@ export function seasonalIndices(values: readonly number[], period: number, kind:
   return indices.map((v) => v - mean);
 }
 
+/**
+ * James-Stein shrinkage of seasonal indices towards no season (Miller & Williams
+ * 2003): each index is an average of k noisy detrended ratios, so its deviation
+ * from neutral is shrunk by max(0, 1 - (m - 3) v / S), v the variance of one
+ * index's average (pooled within-season variance over k), S the sum of squared
+ * deviations of the m indices. Strong, regular seasons are kept nearly as they
+ * are; weak or noisy ones, the ones a short history estimates worst, are damped.
+ */
+export function shrinkSeasonalIndices(values: readonly number[], period: number, kind: DecompositionKind, indices: readonly number[]): number[] {
+  const neutral = kind === 'multiplicative' ? 1 : 0;
+  if (period < 4 || indices.length !== period) return indices.slice();
+  const trend = centredMovingAverage(values, period);
+  let within = 0;
+  let count = 0;
+  for (let t = 0; t < values.length; t++) {
+    const level = trend[t];
+    if (Number.isNaN(level) || (kind === 'multiplicative' && !(level > 0))) continue;
+    const detrended = kind === 'multiplicative' ? values[t] / level : values[t] - level;
+    const deviation = detrended - indices[t % period];
+    within += deviation * deviation;
+    count++;
+  }
+  const perIndex = count / period;
+  if (!(count > period) || !(perIndex > 0)) return indices.slice();
+  const variance = within / (count - period) / perIndex;
+  let spread = 0;
+  for (const index of indices) spread += (index - neutral) ** 2;
+  if (!(spread > 0)) return indices.slice();
+  const factor = Math.max(0, 1 - ((period - 3) * variance) / spread);
+  return indices.map((index) => neutral + factor * (index - neutral));
+}
+
 export interface SeasonalAdjustment {
   /** Series with the seasonal component removed (the input itself when not seasonal). */
   adjusted: number[];
