@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { holdoutPlan } from './auto';
+import { combinationWeights, holdoutPlan } from './auto';
+import { COMBINATION_MEMBERS, combination, prepareHistory, runMethod, seasonalForMembers } from './methods';
 import { ALGORITHMS, forecastBatch, forecastDatedSeries, forecastSeries } from './index';
 
 /** Deterministic pseudo-random demand so property tests are reproducible. */
@@ -199,5 +200,28 @@ describe('forecast/combination', () => {
     const erratic = Array.from({ length: 40 }, (_, t) => [1, 40, 3, 60, 2][t % 5]);
     const raw = forecastSeries(erratic, { horizon: 3, period: 1, algorithm: 'combination' });
     assert.equal(raw.parameters.log_scale, 0, 'erratic demand keeps the raw scale, where a log-scale median would under-forecast');
+  });
+
+  it('weights members by the inverse of their holdout errors, equal without usable errors', () => {
+    assert.deepEqual(combinationWeights([1, 2, 4]), [1, 0.5, 0.25]);
+    assert.equal(combinationWeights(undefined), null);
+    assert.equal(combinationWeights([1, Number.NaN]), null);
+    assert.equal(combinationWeights([0, 0]), null);
+    const values = Array.from({ length: 48 }, (_, t) => 100 + t + 10 * Math.sin(t));
+    const history = prepareHistory(values, 1);
+    const raw = (member: Parameters<typeof runMethod>[0]) => runMethod(member, history, 6);
+    const equal = combination(history, 6, raw);
+    assert.equal(equal.members?.length, COMBINATION_MEMBERS.length);
+    const only = COMBINATION_MEMBERS.map((_, k) => (k === 1 ? 1 : 0));
+    const weighted = combination(history, 6, raw, only);
+    assert.deepEqual(weighted.forecast, equal.members?.[1], 'all weight on one member gives that member');
+    assert.equal(weighted.parameters?.weighted, 1);
+  });
+
+  it('decomposes a trending seasonal series for its members when the differences show the season', () => {
+    const values = Array.from({ length: 60 }, (_, t) => 100 + 10 * t + 15 * Math.sin((2 * Math.PI * t) / 12));
+    const history = prepareHistory(values, 12);
+    assert.equal(history.adjustment.seasonal, false, 'the trend swamps the test on levels');
+    assert.equal(seasonalForMembers(history).adjustment.seasonal, true);
   });
 });

@@ -116,7 +116,7 @@ export function forecastSeries(values: readonly number[], options: ForecastOptio
   }
   const method: Method = selection.method;
 
-  let result = runMethods(values, period, [method], horizon).get(method) ?? { forecast: [], model: method };
+  let result = runMethods(values, period, [method], horizon, undefined, selection.weights).get(method) ?? { forecast: [], model: method };
   if (result.forecast.length !== horizon || !result.forecast.every(Number.isFinite)) {
     result = { forecast: naive(values, horizon), model: 'naive' };
   }
