@@ -92,6 +92,44 @@ function planAllWithRows(inputs: readonly StandardPlanInput[]): number {
   return total;
 }
 
+/**
+ * Hash of every result the engine produces (all per-bucket series bit for bit, receipt counts,
+ * exceptions, past-due total), computed once outside the timed rounds: an optimisation that
+ * changes any result changes this line.
+ */
+function resultDigest(inputs: readonly StandardPlanInput[]): string {
+  const word = new Float64Array(1);
+  const halves = new Uint32Array(word.buffer);
+  let h = 0x811c9dc5;
+  const mix = (value: number): void => {
+    word[0] = value;
+    h = Math.imul(h ^ halves[0]!, 0x01000193);
+    h = Math.imul(h ^ halves[1]!, 0x01000193);
+  };
+  const series = (values: ArrayLike<number>): void => {
+    for (let t = 0; t < values.length; t++) mix(values[t]!);
+  };
+  for (let i = 0; i < inputs.length; i++) {
+    const plan = planItemLocation(inputs[i]!);
+    series(plan.projected_available);
+    series(plan.planned_receipts);
+    series(plan.net_requirements);
+    series(plan.planned_releases);
+    if (plan.receipt_counts !== null) series(plan.receipt_counts);
+    mix(plan.past_due_releases);
+    mix(plan.exceptions.length);
+    for (const e of plan.exceptions) {
+      mix(e.type.length);
+      mix(e.bucket);
+      mix(e.quantity);
+      mix(e.buckets_past_due ?? -1);
+      mix(e.period_start === inputs[i]!.period_starts[e.bucket] ? 1 : 0);
+    }
+    mix(plan.plannedOrders().length);
+  }
+  return (h >>> 0).toString(16).padStart(8, '0');
+}
+
 interface Measured {
   rate: number;
   checksum: number;
@@ -138,6 +176,7 @@ export async function run(): Promise<void> {
   console.log(`  floor / engine                 ${(floor.rate / engine.rate).toFixed(1).padStart(8)} ×   (goal <= 4)`);
   console.log(`  floor / engine + every series  ${(floor.rate / withSeries.rate).toFixed(1).padStart(8)} ×`);
   console.log(`  checksums ${engine.checksum.toFixed(0)} ${withSeries.checksum.toFixed(0)} ${floor.checksum.toFixed(0)} ${withRows.checksum}`);
+  console.log(`  results digest ${resultDigest(inputs)}`);
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
