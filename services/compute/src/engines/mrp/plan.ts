@@ -2,7 +2,7 @@ import { bucketsPerYearFromStarts } from './buckets';
 import type { PlanException } from './exceptions';
 import { receiptQuantities, resolveLotPolicy, type DemandProfile, type LotPolicy } from './lot-sizing';
 import { SUPPLY_POLICIES, mapModeInputs, type PlanInput, type PlanningMode, type SupplyPolicy } from './modes';
-import { COUNTS, PROJECTED, RECEIPTS, deriveNetRequirements, deriveReleases, nettingTolerance, runNetting } from './netting';
+import { deriveNetRequirements, deriveReleases, nettingTolerance, runNetting } from './netting';
 import { allocateSeries } from './series-slab';
 import {
   PlanningInputError,
@@ -118,8 +118,9 @@ export function planItemLocation(input: PlanInput): PlanResult {
   const supplyPolicy = requireOneOf('supply_policy', input.supply_policy ?? 'unconstrained', SUPPLY_POLICIES);
   const policy = resolveLotPolicy(params, () => demandProfile(mapped.gross, input), field);
 
-  const canSplit = policy.split_qty !== Infinity;
-  const stored = allocateSeries((canSplit ? COUNTS + 1 : COUNTS) * buckets);
+  const projected = allocateSeries(buckets);
+  const receipts = allocateSeries(buckets);
+  const counts = policy.split_qty !== Infinity ? allocateSeries(buckets) : null;
   const exceptions = runNetting(
     {
       gross: mapped.gross,
@@ -131,7 +132,9 @@ export function planItemLocation(input: PlanInput): PlanResult {
       policy,
       period_starts: periodStarts,
     },
-    stored,
+    projected,
+    receipts,
+    counts,
   );
   return new ItemLocationPlan(
     mode,
@@ -143,21 +146,20 @@ export function planItemLocation(input: PlanInput): PlanResult {
     policy,
     mapped.gross,
     mapped.scheduled,
-    stored,
-    canSplit,
+    projected,
+    receipts,
+    counts,
     exceptions,
   );
 }
 
 /**
- * Netting stores projected available and planned receipts (and split counts) in one region; the
- * other series are derived from them exactly on first read, and rows() reads the region directly,
- * so a plan costs one small allocation until someone asks for more.
+ * Netting stores projected available and planned receipts (and split counts); the other series are
+ * derived from them exactly on first read, and rows() reads them directly, so a plan costs two
+ * small slab views until someone asks for more.
  */
 class ItemLocationPlan implements PlanResult {
   readonly past_due_releases: number;
-  readonly projected_available: Float64Array;
-  readonly planned_receipts: Float64Array;
   #scheduled: ArrayLike<number> | undefined;
   #net: Float64Array | undefined;
   #releases: Float64Array | undefined;
@@ -173,13 +175,11 @@ class ItemLocationPlan implements PlanResult {
     readonly lot_policy: LotPolicy,
     readonly gross_requirements: ArrayLike<number>,
     scheduled: ArrayLike<number> | undefined,
-    private readonly stored: Float64Array,
-    private readonly splits: boolean,
+    readonly projected_available: Float64Array,
+    readonly planned_receipts: Float64Array,
+    private readonly counts: Float64Array | null,
     readonly exceptions: readonly PlanException[],
   ) {
-    const n = period_starts.length;
-    this.projected_available = stored.subarray(PROJECTED * n, (PROJECTED + 1) * n);
-    this.planned_receipts = stored.subarray(RECEIPTS * n, (RECEIPTS + 1) * n);
     this.#scheduled = scheduled;
     let pastDue = 0;
     for (let i = 0; i < exceptions.length; i++) {
@@ -196,7 +196,7 @@ class ItemLocationPlan implements PlanResult {
   get net_requirements(): Float64Array {
     if (this.#net === undefined) {
       this.#net = allocateSeries(this.period_starts.length);
-      deriveNetRequirements(this.gross_requirements, this.#scheduled, this.on_hand, this.safety_stock, this.stored, this.#net);
+      deriveNetRequirements(this.gross_requirements, this.#scheduled, this.on_hand, this.safety_stock, this.projected_available, this.#net);
     }
     return this.#net;
   }
@@ -204,22 +204,22 @@ class ItemLocationPlan implements PlanResult {
   get planned_releases(): Float64Array {
     if (this.#releases === undefined) {
       this.#releases = allocateSeries(this.period_starts.length);
-      deriveReleases(this.stored, this.lead_time, this.#releases);
+      deriveReleases(this.planned_receipts, this.lead_time, this.#releases);
     }
     return this.#releases;
   }
 
   get receipt_counts(): Uint32Array | null {
     if (this.#counts === undefined) {
-      const n = this.period_starts.length;
-      this.#counts = this.splits ? Uint32Array.from(this.stored.subarray(COUNTS * n, (COUNTS + 1) * n)) : null;
+      this.#counts = this.counts === null ? null : Uint32Array.from(this.counts);
     }
     return this.#counts;
   }
 
   rows(): MrpRow[] {
     const n = this.period_starts.length;
-    const stored = this.stored;
+    const projected = this.projected_available;
+    const receipts = this.planned_receipts;
     const scheduled = this.#scheduled;
     const gross = this.gross_requirements;
     const safetyStock = this.safety_stock;
@@ -227,7 +227,7 @@ class ItemLocationPlan implements PlanResult {
     // Net requirements and releases are replayed inline exactly as deriveNetRequirements / deriveReleases do, without allocating the series.
     const tolerance = nettingTolerance(safetyStock, this.on_hand);
     let pastDue = 0;
-    for (let t = 0; t <= leadTime && t < n; t++) pastDue += stored[RECEIPTS * n + t];
+    for (let t = 0; t <= leadTime && t < n; t++) pastDue += receipts[t];
     let previous = this.on_hand;
     const rows = new Array<MrpRow>(n);
     for (let t = 0; t < n; t++) {
@@ -238,12 +238,12 @@ class ItemLocationPlan implements PlanResult {
         period_start: this.period_starts[t],
         gross_requirements: gross[t],
         scheduled_receipts: receipt,
-        projected_available: stored[PROJECTED * n + t],
+        projected_available: projected[t],
         net_requirements: shortfall > tolerance ? shortfall : 0,
-        planned_receipts: stored[RECEIPTS * n + t],
-        planned_releases: t === 0 ? pastDue : due < n ? 0 + stored[RECEIPTS * n + due] : 0,
+        planned_receipts: receipts[t],
+        planned_releases: t === 0 ? pastDue : due < n ? 0 + receipts[due] : 0,
       };
-      previous = stored[PROJECTED * n + t];
+      previous = projected[t];
     }
     return rows;
   }
@@ -251,12 +251,13 @@ class ItemLocationPlan implements PlanResult {
   plannedOrders(): PlannedOrder[] {
     const orders: PlannedOrder[] = [];
     const n = this.period_starts.length;
-    const stored = this.stored;
+    const receipts = this.planned_receipts;
+    const counts = this.counts;
     for (let t = 0; t < n; t++) {
-      const total = stored[RECEIPTS * n + t];
+      const total = receipts[t];
       if (total <= 0) continue;
       const release = t - this.lead_time;
-      const count = this.splits ? stored[COUNTS * n + t] : 1;
+      const count = counts === null ? 1 : counts[t];
       for (const quantity of receiptQuantities(total, count, this.lot_policy)) {
         orders.push({
           receipt_bucket: t,
