@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { bucketsFromCalendar } from './buckets';
 import { financialPlan } from './financial';
-import { LOT_SIZING_RULES } from './lot-sizing';
+import { LOT_SIZING_RULES, QTY_EPSILON, periodOrderQuantity, type LotPolicy } from './lot-sizing';
 import type { SupplyPolicy } from './modes';
 import type { PlanningParameters } from './parameters';
 import { planItemLocation, type PlanResult, type StandardPlanInput } from './index';
@@ -78,7 +78,83 @@ function forEachCase(seed: number, supplyPolicy: SupplyPolicy, check: (input: St
   }
 }
 
+/**
+ * The netting recurrence as written (README): each rounding is `Math.ceil(x / q - QTY_EPSILON) * q`,
+ * nothing hoisted or estimated. The engine's shortcuts must give these values bit for bit.
+ */
+function referenceNetting(input: StandardPlanInput, policy: LotPolicy): { projected: number[]; receipts: number[]; counts: number[] } {
+  const gross = input.gross_requirements;
+  const scheduled = input.scheduled_receipts;
+  const n = input.period_starts.length;
+  const ss = input.parameters.safety_stock ?? 0;
+  const lead = input.parameters.lead_time;
+  const first = input.supply_policy === 'constrained' ? Math.min(lead, n) : 0;
+  const tolerance = QTY_EPSILON * Math.max(1, ss, Math.abs(input.on_hand));
+  const projected: number[] = [];
+  const receipts: number[] = [];
+  const counts: number[] = [];
+  let balance = input.on_hand;
+  for (let t = 0; t < n; t++) {
+    balance += (scheduled === undefined ? 0 : scheduled[t]!) - gross[t]!;
+    const shortfall = ss - balance;
+    let lot = 0;
+    let count = 0;
+    if (shortfall > tolerance && t >= first) {
+      lot = shortfall;
+      if (policy.lot_sizing_rule === 'fixed_order_quantity') lot = Math.ceil(shortfall / policy.fixed_order_qty - QTY_EPSILON) * policy.fixed_order_qty;
+      else if (policy.lot_sizing_rule === 'period_order_quantity') lot = periodOrderQuantity(gross, scheduled, t, balance, ss, policy.periods_of_supply);
+      else if (policy.lot_sizing_rule === 'economic_order_quantity') lot = Math.max(lot, policy.economic_order_qty);
+      if (lot < policy.min_order_qty) lot = policy.min_order_qty;
+      if (policy.order_multiple > 0) lot = Math.ceil(lot / policy.order_multiple - QTY_EPSILON) * policy.order_multiple;
+      if (policy.split_qty !== Infinity) {
+        count = lot > policy.split_qty ? Math.ceil(lot / policy.split_qty - QTY_EPSILON) : 1;
+        const remainder = lot - (count - 1) * policy.split_qty;
+        if (remainder < policy.min_valid_qty) lot += policy.min_valid_qty - remainder;
+      }
+      balance = ss + (lot - shortfall);
+    }
+    projected.push(balance);
+    receipts.push(lot);
+    counts.push(count);
+  }
+  return { projected, receipts, counts };
+}
+
+/** Inputs at the edges of the rounding shortcuts: lots far above or below the shortfall, fractional multiples, large magnitudes. */
+function edgeInput(rng: SeededRandom): StandardPlanInput {
+  const input = randomInput(rng, rng.chance(0.3) ? 'constrained' : 'unconstrained');
+  const scale = rng.pick([1e-6, 1e-3, 1, 1e6, 1e12]);
+  const gross = Array.from(input.gross_requirements, (q) => q * scale);
+  const parameters: PlanningParameters = {
+    ...input.parameters,
+    safety_stock: (input.parameters.safety_stock ?? 0) * scale,
+    fixed_order_qty: rng.pick([1e-9, 1e-3, 0.1, 0.3, 1, 7, 1e3, 1e9, 1e15]) * rng.pick([1, scale]),
+    order_multiple: rng.chance(0.7) ? rng.pick([0.1, 0.3, 0.7, 1e-3, 1e-9, 3, 1e4, 1e9]) * rng.pick([1, scale]) : undefined,
+    min_order_qty: input.parameters.min_order_qty === undefined ? undefined : input.parameters.min_order_qty * scale,
+    max_order_qty: input.parameters.max_order_qty === undefined ? undefined : input.parameters.max_order_qty * scale,
+  };
+  return { ...input, gross_requirements: gross, on_hand: input.on_hand * scale, parameters };
+}
+
 describe('planning/properties (seeded random item-locations)', () => {
+  it('netting gives the textbook recurrence bit for bit (projected available, receipts, counts), also at rounding edges', () => {
+    const rng = new SeededRandom(11);
+    const edges = new SeededRandom(12);
+    for (let i = 0; i < 2 * CASES; i++) {
+      const input = i % 2 === 0 ? randomInput(rng, i % 4 === 0 ? 'constrained' : 'unconstrained') : edgeInput(edges);
+      const plan = planItemLocation(input);
+      const expected = referenceNetting(input, plan.lot_policy);
+      for (let t = 0; t < input.period_starts.length; t++) {
+        const same = Object.is(plan.projected_available[t], expected.projected[t])
+          && Object.is(plan.planned_receipts[t], expected.receipts[t])
+          && (plan.receipt_counts === null || plan.receipt_counts[t] === expected.counts[t]);
+        if (!same) {
+          assert.fail(`case ${i} bucket ${t}: projected ${plan.projected_available[t]} vs ${expected.projected[t]}, receipt ${plan.planned_receipts[t]} vs ${expected.receipts[t]}, count ${plan.receipt_counts?.[t]} vs ${expected.counts[t]}; ${JSON.stringify(input)}`);
+        }
+      }
+    }
+  });
+
   it('series derived on read (net requirements, releases) agree with rows() and with their definitions', () => {
     for (const [seed, policy] of [[7, 'unconstrained'], [8, 'constrained']] as const) {
       forEachCase(seed, policy, (input, plan) => {
