@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MongoClient } from 'mongodb';
 import { ConflictError, openStore, type Collection, type Doc, type DocId, type Filter, type Sort, type Store } from '@supply/kit';
+import { missingBackend } from '../support/require';
 
 /** Keeps this run's databases apart from other runs on the same server or disk. */
 const runName = `store_contract_${process.pid}_${Date.now().toString(36)}`;
@@ -663,9 +664,7 @@ describe('Store contract', () => {
 
   const mongodbUrl = process.env.MONGODB_URL;
   if (!mongodbUrl) {
-    describe('Store contract: mongodb', () => {
-      it.skip('skipped: MONGODB_URL not set');
-    });
+    describe('Store contract: mongodb', () => missingBackend('MONGODB', 'MONGODB_URL is not set'));
     return;
   }
   after(async () => {
@@ -677,4 +676,30 @@ describe('Store contract', () => {
     }
   });
   storeContract('mongodb', () => openStore({ database: runName, dataDir: root, mongodbUrl }));
+
+  describe('Store: mongodb database names', () => {
+    it('each database is `<prefix>_<database>` (MONGODB_DATABASE_PREFIX), `supply_<database>` without one', async () => {
+      const prefix = `prefix_${process.pid}`;
+      const client = new MongoClient(mongodbUrl);
+      const names = [`${prefix}_${runName}`, `supply_${runName}`];
+      try {
+        const prefixed = await openStore({ database: runName, dataDir: root, mongodbUrl, databasePrefix: prefix });
+        const plain = await openStore({ database: runName, dataDir: root, mongodbUrl });
+        try {
+          await (await prefixed.collection<{ _id: string }>({ name: 'named_prefixed' })).insertOne({ _id: 'a' });
+          await (await plain.collection<{ _id: string }>({ name: 'named_plain' })).insertOne({ _id: 'a' });
+        } finally {
+          await prefixed.close();
+          await plain.close();
+        }
+        const collections = async (db: string) => (await client.db(db).listCollections().toArray()).map((c) => c.name);
+        assert.ok((await collections(names[0]!)).includes('named_prefixed'), `${names[0]} holds the prefixed store`);
+        assert.ok(!(await collections(names[0]!)).includes('named_plain'));
+        assert.ok((await collections(names[1]!)).includes('named_plain'), `${names[1]} holds the default store`);
+      } finally {
+        await client.db(names[0]!).dropDatabase();
+        await client.close();
+      }
+    });
+  });
 });

@@ -84,7 +84,7 @@ export async function runModules(config: Config, logger: Logger, modules: Servic
     openStore(database) {
       const existing = stores.get(database);
       if (existing) return existing;
-      const opened = openStore({ database, dataDir: config.dataDir, mongodbUrl: config.MONGODB_URL });
+      const opened = openStore({ database, dataDir: config.dataDir, mongodbUrl: config.MONGODB_URL, databasePrefix: config.MONGODB_DATABASE_PREFIX });
       stores.set(database, opened);
       return opened;
     },

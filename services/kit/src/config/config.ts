@@ -42,6 +42,8 @@ const schema = z.object({
     .transform((v) => v.split(',').map((p) => p.trim()).filter(Boolean))
     .default([]),
   MONGODB_URL: url(['mongodb', 'mongodb+srv']).optional(),
+  // Each service's MongoDB database is `<prefix>_<service>`: deployments (or test runs) sharing one server each take their own prefix.
+  MONGODB_DATABASE_PREFIX: z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, 'must be 1 to 40 letters, digits, _ or -').default('supply'),
   AMQP_URL: url(['amqp', 'amqps']).optional(),
   REDIS_URL: url(['redis', 'rediss']).optional(),
   SERVICE_CREDENTIAL: z.string().min(32, 'must be at least 32 characters').optional(),

@@ -1,7 +1,7 @@
 /**
  * The MongoDB Store, on the official driver: one MongoClient per URL shared by every
- * store opened on it, database `supply_${database}` (a database named in the URL is
- * ignored), one `createIndexes` per collection with the IndexSpec names.
+ * store opened on it, database `${prefix}_${database}` (prefix `supply` unless given; a database
+ * named in the URL is ignored), one `createIndexes` per collection with the IndexSpec names.
  *
  * Standalone MongoDB and FerretDB have no multi-document transactions, so the two
  * all-or-nothing calls compensate instead: `insertMany` deletes what it inserted before
@@ -48,6 +48,8 @@ import type {
 export interface MongoStoreOptions {
   url: string;
   database: string;
+  /** Database name prefix (MONGODB_DATABASE_PREFIX), default `supply`. */
+  prefix?: string;
 }
 
 export const COUNTERS_COLLECTION = 'counters';
@@ -107,7 +109,7 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
   const client = await acquireClient(options.url);
   try {
     const traits = await run(() => serverTraits(client));
-    return new MongoStore(options.url, client.db(`supply_${options.database}`), traits);
+    return new MongoStore(options.url, client.db(`${options.prefix ?? 'supply'}_${options.database}`), traits);
   } catch (error) {
     await releaseClient(options.url);
     throw error;

@@ -105,6 +105,8 @@ export interface StoreOptions {
   database: string;
   /** `mongodb://...` selects MongoDB; absent selects the embedded store. */
   mongodbUrl?: string;
+  /** MongoDB only: the database is `${databasePrefix}_${database}` (default prefix `supply`). */
+  databasePrefix?: string;
   /** Embedded store root; the database lives in `${dataDir}/${database}`. */
   dataDir: string;
 }
