@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { MongoClient } from 'mongodb';
 import {
   createClients,
   createLogger,
@@ -45,7 +46,7 @@ export async function startSystem(opts: { env?: Record<string, string>; dataDir?
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'supply-e2e-'));
   const base = await freePortRange(6);
   const config = loadConfig(
-    { target: 'all', PORT: base + 5, GRPC_BASE_PORT: base, DATA_DIR: dataDir, SEED_DEMO: '1', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent' },
+    { target: 'all', PORT: base + 5, GRPC_BASE_PORT: base, DATA_DIR: dataDir, SEED_DEMO: opts.env?.SEED_DEMO ?? '1', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent' },
     // No metrics port unless a test asks: parallel test processes would contend for the default.
     { METRICS_PORT: '0', ...opts.env },
   );
@@ -76,7 +77,8 @@ export async function startSystem(opts: { env?: Record<string, string>; dataDir?
 /**
  * E2E_SYSTEM=distributed: `npm run start:distributed` (compiled, every target its own process)
  * on the real backends of the environment (AMQP_URL required; REDIS_URL and MONGODB_URL when
- * set), in a bus namespace of its own. `proc` offers only `deps.bus()` and `deps.config`.
+ * set), in a bus namespace and MongoDB database prefix of its own (the databases are dropped on
+ * stop). `proc` offers only `deps.bus()` and `deps.config`.
  */
 export async function startDistributed(opts: { env?: Record<string, string>; dataDir?: string }): Promise<TestSystem> {
   buildOnce();
@@ -87,9 +89,14 @@ export async function startDistributed(opts: { env?: Record<string, string>; dat
   const backends: Record<string, string> = {};
   const redisUrl = opts.env?.REDIS_URL ?? process.env.REDIS_URL;
   if (redisUrl) backends.REDIS_URL = redisUrl;
+  const mongodbUrl = opts.env?.MONGODB_URL ?? process.env.MONGODB_URL;
+  if (mongodbUrl) backends.MONGODB_URL = mongodbUrl;
   const ownNamespace = !opts.env?.BUS_NAMESPACE;
+  const ownDatabases = Boolean(mongodbUrl) && !opts.env?.MONGODB_DATABASE_PREFIX;
+  const runId = randomBytes(4).toString('hex');
   const env: Record<string, string> = {
-    BUS_NAMESPACE: `e2e-${randomBytes(4).toString('hex')}`,
+    BUS_NAMESPACE: `e2e-${runId}`,
+    MONGODB_DATABASE_PREFIX: `e2e_${runId}`,
     // No metrics ports unless a test asks (METRICS_PORT: the base of six): parallel runs would contend for the defaults.
     METRICS_PORT: '0',
     ...opts.env,
@@ -98,7 +105,7 @@ export async function startDistributed(opts: { env?: Record<string, string>; dat
     PORT: String(base + 5),
     GRPC_BASE_PORT: String(base),
     DATA_DIR: dataDir,
-    SEED_DEMO: '1',
+    SEED_DEMO: opts.env?.SEED_DEMO ?? '1',
     LOG_LEVEL: opts.env?.LOG_LEVEL ?? process.env.TEST_LOG_LEVEL ?? 'silent',
     // CLOCK_NOW (when a test sets it) reads the same in every process and in `config.now()` here.
     CLOCK_ORIGIN_MS: String(Date.now()),
@@ -144,10 +151,22 @@ export async function startDistributed(opts: { env?: Record<string, string>; dat
       if (launcher.child.exitCode === null) launcher.child.kill('SIGTERM');
       const code = await launcher.exited;
       if (ownNamespace) await dropBusNamespace(env);
+      if (ownDatabases) await dropMongoDatabases(mongodbUrl!, env.MONGODB_DATABASE_PREFIX!);
       if (code !== 0) throw new Error(`start:distributed exited ${code} on SIGTERM: ${launcher.logs.slice(-10).join('\n')}`);
       if (wipe) rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Drops every MongoDB database a run made under its MONGODB_DATABASE_PREFIX (`<prefix>_<service>`). */
+export async function dropMongoDatabases(url: string, prefix: string): Promise<void> {
+  const client = new MongoClient(url);
+  try {
+    const { databases } = await client.db('admin').admin().listDatabases({ nameOnly: true });
+    for (const { name } of databases) if (name.startsWith(`${prefix}_`)) await client.db(name).dropDatabase();
+  } finally {
+    await client.close();
+  }
 }
 
 /** fetch with the JSON headers a well-behaved API client sends. */
