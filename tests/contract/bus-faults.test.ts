@@ -13,6 +13,7 @@ import amqp from 'amqplib';
 import { pino } from 'pino';
 import { isAppError, openBus, openStore, type Bus, type Delivery } from '@supply/kit';
 import { Relay } from '../support/relay';
+import { missingBackend } from '../support/require';
 
 const run = promisify(execFile);
 const runNamespace = `test-bus-faults-${process.pid}-${Date.now().toString(36)}`;
@@ -243,7 +244,5 @@ const amqpUrl = process.env.AMQP_URL;
 if (amqpUrl) {
   amqpFaults(amqpUrl);
 } else {
-  describe('Bus faults: amqp', () => {
-    it.skip('skipped: AMQP_URL is not set');
-  });
+  describe('Bus faults: amqp', () => missingBackend('AMQP', 'AMQP_URL is not set'));
 }

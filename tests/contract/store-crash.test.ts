@@ -8,6 +8,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { MongoClient } from 'mongodb';
 import { openStore } from '@supply/kit';
+import { missingBackend } from '../support/require';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const writerScript = fileURLToPath(new URL('./fixtures/store-writer.ts', import.meta.url));
@@ -93,8 +94,6 @@ describe('Store crash', () => {
   if (mongodbUrl) {
     crashSuite('mongodb', mongodbUrl);
   } else {
-    describe('Store crash: mongodb', () => {
-      it.skip('skipped: MONGODB_URL not set');
-    });
+    describe('Store crash: mongodb', () => missingBackend('MONGODB', 'MONGODB_URL is not set'));
   }
 });

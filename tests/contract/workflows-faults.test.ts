@@ -12,6 +12,7 @@ import { promisify } from 'node:util';
 import { createClients, loadConfig, type Clients } from '@supply/kit';
 import { CHUNKS_QUEUE, openJobs, openStaging } from '@supply/workflows';
 import { freePortRange } from '../support/ports';
+import { skipUnless } from '../support/require';
 import { startSystem, type TestSystem } from '../support/system';
 import { days, dropBusNamespace, postFile, readJob, salesCsv, salesRecords, salesRow, waitForJob } from '../e2e/workflows-support';
 
@@ -265,7 +266,7 @@ describe('workflows faults', function () {
 
   describe(`RabbitMQ${AMQP_URL ? '' : ' (skipped: AMQP_URL is not set)'}`, () => {
     before(function () {
-      if (!AMQP_URL) this.skip();
+      skipUnless(this, 'AMQP', AMQP_URL ? null : 'AMQP_URL is not set');
     });
     it('a worker process killed with SIGKILL mid-job: the restarted worker finishes it, every row loaded once', workerKilled);
     it('the broker closes every connection mid-job: the job finishes, every row loaded once', brokerClosed);

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { openAmqpBus } from '@supply/kit';
 import { REFERENCE_CHANGED, type ReferenceChangedEvent } from '@supply/contracts';
 import { freePortRange } from '../support/ports';
+import { missingBackend } from '../support/require';
 import { api, startSystem, type TestSystem } from '../support/system';
 import { eventually, freshTenant, rateLimitOf } from './metering-support';
 
@@ -110,7 +111,7 @@ describe('reference read cache (all-in-one, embedded bus)', function () {
 describe('reference read cache across two gateways sharing RabbitMQ', function () {
   this.timeout(90_000);
   if (!AMQP_URL) {
-    it.skip('skipped: AMQP_URL is not set');
+    missingBackend('AMQP', 'AMQP_URL is not set');
     return;
   }
   const env = { AMQP_URL, BUS_NAMESPACE: `refcache-${randomBytes(4).toString('hex')}`, REFERENCE_CACHE_TTL_MS: '600000' };

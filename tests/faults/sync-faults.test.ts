@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createClients, loadConfig, type Clients } from '@supply/kit';
 import { freePortRange } from '../support/ports';
+import { skipUnless } from '../support/require';
 import { days, dropBusNamespace, postFile, readJob, salesCsv, salesRecords, salesRow } from '../e2e/workflows-support';
 import { Relay } from '../support/relay';
 
@@ -106,7 +107,8 @@ describe('fault suite: a 20,000-row sync under faults, services as separate proc
   const logsOf = (...names: string[]) => names.flatMap((n) => service(n).logs.slice(-15).map((l) => `[${n}] ${l}`)).join('\n');
 
   before(async function () {
-    if (!AMQP_URL) return this.skip();
+    skipUnless(this, 'AMQP', AMQP_URL ? null : 'AMQP_URL is not set');
+    if (!AMQP_URL) return;
     const broker = new URL(AMQP_URL);
     relay = new Relay({ host: broker.hostname, port: Number(broker.port || 5672) });
     await relay.start();
