@@ -1,7 +1,8 @@
 // Cursor reads at depth: 1,000,000 sales records loaded through the apply path, then walked
 // through the gateway (/sales-data, per_page 5000) in two orders, side by side with a raw
 // store scan of the same records in the same run. `npm run bench -- transactional` or
-// `npx tsx tests/bench/transactional.ts`.
+// `npx tsx tests/bench/transactional.ts`. BENCH_RECORDS=100000 loads fewer records (a multiple of
+// 10,000) while iterating.
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -9,7 +10,7 @@ import type { supply_transactional_v1 as pb } from '@supply/contracts';
 import { applySales, openSales, readPage, SALES_PAGES, timestamp } from '@supply/transactional';
 import { api, startSystem } from '../support/system';
 
-const TOTAL = 1_000_000;
+const TOTAL = Number(process.env.BENCH_RECORDS ?? 1_000_000);
 const ITEMS = 2_000;
 const GROUPS = 5;
 const WEEKS = TOTAL / (ITEMS * GROUPS);
