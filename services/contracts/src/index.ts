@@ -14,3 +14,4 @@ export * from './token-string';
 export * from './planning';
 export * from './compute';
 export * from './identity';
+export { TransactionalService, encodeQuerySalesResponse, decodeQuerySalesResponse } from './sales-codec';

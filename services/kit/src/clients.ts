@@ -2,9 +2,9 @@ import {
   supply_compute_v1,
   supply_reference_v1,
   supply_tokens_v1,
-  supply_transactional_v1,
   supply_workflows_v1,
   grpc_health_v1,
+  TransactionalService,
 } from '@supply/contracts';
 import type { Config, ServiceName } from './config/config';
 import { createClient, type PromiseClient } from './grpc/client';
@@ -14,7 +14,8 @@ import type { Metrics } from './metrics/metrics';
 export const SERVICE_DEFINITIONS = {
   tokens: supply_tokens_v1.TokenServiceService,
   reference: supply_reference_v1.ReferenceServiceService,
-  transactional: supply_transactional_v1.TransactionalServiceService,
+  // The generated definition with a hand-written codec on its hot read (contracts/src/sales-codec.ts).
+  transactional: TransactionalService,
   compute: supply_compute_v1.ComputeServiceService,
   workflows: supply_workflows_v1.WorkflowServiceService,
 } as const;

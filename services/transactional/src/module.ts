@@ -1,5 +1,5 @@
 import { adaptService, failureReason, retryUntilDone, type Doc, type ServiceModule } from '@supply/kit';
-import { supply_transactional_v1 } from '@supply/contracts';
+import { TransactionalService } from '@supply/contracts';
 import { timestamp } from './common/records';
 import { openInventory } from './inventory/repository';
 import { applyInventory, deleteInventoryOutsideLoad, queryInventory, type InventoryDeps } from './inventory/service';
@@ -22,7 +22,7 @@ export const transactionalModule: ServiceModule = {
 
     // Every handler reads and writes only the calling tenant's records.
     const implementation = adaptService(
-      supply_transactional_v1.TransactionalServiceService,
+      TransactionalService,
       {
         querySales: (req, ctx) => querySales(sales, ctx.requireTenant(), req),
         listSales: (req, ctx) => listSales(sales, ctx.requireTenant(), req),
@@ -52,7 +52,7 @@ export const transactionalModule: ServiceModule = {
     let seeding: Promise<unknown> = Promise.resolve();
     return {
       grpc: {
-        definition: supply_transactional_v1.TransactionalServiceService,
+        definition: TransactionalService,
         implementation,
         protoFile: 'supply/transactional/v1/transactional.proto',
       },
