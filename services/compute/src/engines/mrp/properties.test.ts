@@ -4,7 +4,7 @@ import { financialPlan } from './financial';
 import { LOT_SIZING_RULES, QTY_EPSILON, periodOrderQuantity, type LotPolicy } from './lot-sizing';
 import type { SupplyPolicy } from './modes';
 import type { PlanningParameters } from './parameters';
-import { planItemLocation, type PlanResult, type StandardPlanInput } from './index';
+import { planItemLocation, type PlanException, type PlanResult, type StandardPlanInput } from './index';
 import { SeededRandom } from './prng';
 
 const CASES = 3000;
@@ -82,7 +82,7 @@ function forEachCase(seed: number, supplyPolicy: SupplyPolicy, check: (input: St
  * The netting recurrence as written (README): each rounding is `Math.ceil(x / q - QTY_EPSILON) * q`,
  * nothing hoisted or estimated. The engine's shortcuts must give these values bit for bit.
  */
-function referenceNetting(input: StandardPlanInput, policy: LotPolicy): { projected: number[]; receipts: number[]; counts: number[] } {
+function referenceNetting(input: StandardPlanInput, policy: LotPolicy): { projected: number[]; receipts: number[]; counts: number[]; exceptions: PlanException[] } {
   const gross = input.gross_requirements;
   const scheduled = input.scheduled_receipts;
   const n = input.period_starts.length;
@@ -93,6 +93,8 @@ function referenceNetting(input: StandardPlanInput, policy: LotPolicy): { projec
   const projected: number[] = [];
   const receipts: number[] = [];
   const counts: number[] = [];
+  const exceptions: PlanException[] = [];
+  const starts = input.period_starts;
   let balance = input.on_hand;
   for (let t = 0; t < n; t++) {
     balance += (scheduled === undefined ? 0 : scheduled[t]!) - gross[t]!;
@@ -112,12 +114,18 @@ function referenceNetting(input: StandardPlanInput, policy: LotPolicy): { projec
         if (remainder < policy.min_valid_qty) lot += policy.min_valid_qty - remainder;
       }
       balance = ss + (lot - shortfall);
+      if (t < lead) exceptions.push({ type: 'release_in_past', bucket: t, period_start: starts[t]!, quantity: lot, buckets_past_due: lead - t });
+    }
+    if (ss - balance > tolerance) {
+      exceptions.push(balance < -tolerance
+        ? { type: 'stockout', bucket: t, period_start: starts[t]!, quantity: -balance }
+        : { type: 'below_safety_stock', bucket: t, period_start: starts[t]!, quantity: ss - balance });
     }
     projected.push(balance);
     receipts.push(lot);
     counts.push(count);
   }
-  return { projected, receipts, counts };
+  return { projected, receipts, counts, exceptions };
 }
 
 /** Inputs at the edges of the rounding shortcuts: lots far above or below the shortfall, fractional multiples, large magnitudes. */
@@ -136,14 +144,40 @@ function edgeInput(rng: SeededRandom): StandardPlanInput {
   return { ...input, gross_requirements: gross, on_hand: input.on_hand * scale, parameters };
 }
 
+/** Whole quantities (units, cases), some scaled up to large counts, some on-hand negative or -0. */
+function integerInput(rng: SeededRandom): StandardPlanInput {
+  const input = randomInput(rng, rng.chance(0.3) ? 'constrained' : 'unconstrained');
+  const scale = rng.pick([1, 1, 1, 100, 1000]);
+  const whole = (q: number | undefined) => (q === undefined ? undefined : Math.round(q * scale));
+  const p = input.parameters;
+  const onHand = rng.chance(0.05) ? -0 : Math.round(input.on_hand * scale);
+  return {
+    ...input,
+    gross_requirements: Array.from(input.gross_requirements, (q) => Math.round(q * scale)),
+    scheduled_receipts: input.scheduled_receipts === undefined ? undefined : Array.from(input.scheduled_receipts, (q) => Math.round(q * scale)),
+    on_hand: onHand,
+    parameters: {
+      ...p,
+      lot_sizing_rule: rng.pick(['lot_for_lot', 'economic_order_quantity', p.lot_sizing_rule ?? 'lot_for_lot']),
+      safety_stock: whole(p.safety_stock),
+      fixed_order_qty: Math.max(1, Math.round(p.fixed_order_qty! * scale)),
+      min_order_qty: whole(p.min_order_qty),
+      order_multiple: p.order_multiple === undefined ? undefined : rng.pick([1, 6, 12, 100, 7919]),
+      max_order_qty: whole(p.max_order_qty),
+    },
+  };
+}
+
 describe('planning/properties (seeded random item-locations)', () => {
-  it('netting gives the textbook recurrence bit for bit (projected available, receipts, counts), also at rounding edges', () => {
+  it('netting gives the textbook recurrence bit for bit (projected available, receipts, counts, exceptions), also at rounding edges and on whole quantities', () => {
     const rng = new SeededRandom(11);
     const edges = new SeededRandom(12);
-    for (let i = 0; i < 2 * CASES; i++) {
-      const input = i % 2 === 0 ? randomInput(rng, i % 4 === 0 ? 'constrained' : 'unconstrained') : edgeInput(edges);
+    const wholes = new SeededRandom(13);
+    for (let i = 0; i < 3 * CASES; i++) {
+      const input = i % 3 === 0 ? randomInput(rng, i % 2 === 0 ? 'constrained' : 'unconstrained') : i % 3 === 1 ? edgeInput(edges) : integerInput(wholes);
       const plan = planItemLocation(input);
       const expected = referenceNetting(input, plan.lot_policy);
+      assert.deepEqual(plan.exceptions, expected.exceptions, `case ${i}: exceptions`);
       for (let t = 0; t < input.period_starts.length; t++) {
         const same = Object.is(plan.projected_available[t], expected.projected[t])
           && Object.is(plan.planned_receipts[t], expected.receipts[t])
