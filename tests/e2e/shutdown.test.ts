@@ -97,9 +97,15 @@ async function mongoForFileImports(): Promise<string | undefined> {
 
 function assertGatewayDrained(outcome: DrainOutcome): void {
   assert.equal(outcome.upload.headers.connection, 'close', 'the in-flight keep-alive answer closes its connection');
-  // The busy keep-alive client is told to close at its next answer, then finds the port shut; no request of it is reset.
-  assert.ok(outcome.busy.after.length <= 1, `served ${outcome.busy.after.length} more times on one keep-alive connection`);
-  assert.ok(outcome.busy.after.every((a) => a.headers.connection === 'close'), 'answers during the drain say Connection: close');
+  // The busy keep-alive client is told to close at its next answer once the drain has begun, then finds the port shut;
+  // no request of it is reset. Until the process acts on the signal (between two requests: a few ms, more on a busy
+  // machine) it is still served as usual.
+  const { after } = outcome.busy;
+  const told = after.findIndex((a) => a.headers.connection === 'close');
+  const beforeDrain = told === -1 ? after : after.slice(0, told);
+  assert.ok(told === -1 || told === after.length - 1, `served ${after.length - told - 1} more times after Connection: close`);
+  const late = beforeDrain.filter((a) => a.at - outcome.signalledAt > 2_000);
+  assert.deepEqual(late.map((a) => a.at - outcome.signalledAt), [], 'the gateway began draining within 2 s of SIGTERM');
   assert.equal(outcome.busy.ended, 'ECONNREFUSED');
 }
 

@@ -103,7 +103,9 @@ export interface DrainOutcome {
   /** The upload's answer; it was sent on a keep-alive connection. */
   upload: Answer;
   /** Answers a busy keep-alive client got after the signal (gateway only), and how its loop ended. */
-  busy: { after: Answer[]; ended: string };
+  busy: { after: Array<Answer & { at: number }>; ended: string };
+  /** When the signal was sent (epoch ms). */
+  signalledAt: number;
   /** What `probe` saw right after the signal. */
   probed?: unknown;
 }
@@ -193,7 +195,7 @@ export async function drainScenario(opts: {
     assert.equal(answer.status, 202, answer.body);
     // Answers to requests sent well after the signal (the first may have been on the wire already).
     const after = busy ? busy.answers.filter((a) => a.at > t0 + 20) : [];
-    return { jobId: JSON.parse(answer.body).data[0].job_id, exitMs, upload: answer, busy: { after, ended }, probed };
+    return { jobId: JSON.parse(answer.body).data[0].job_id, exitMs, upload: answer, busy: { after, ended }, signalledAt: t0, probed };
   } finally {
     busy?.halt();
     agent.destroy();
