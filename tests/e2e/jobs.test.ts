@@ -8,7 +8,7 @@ import { busEnv, dropBusNamespace } from './workflows-support';
 const QUEUE = 'workflows.job-events';
 
 describe('jobs: the internal job API', function () {
-  this.timeout(30_000);
+  this.timeout(60_000);
   const bus = busEnv();
   let sys: TestSystem;
   let token: string;

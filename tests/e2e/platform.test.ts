@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { DISTRIBUTED, startSystem, api, type TestSystem } from '../support/system';
 
 describe('platform: all-in-one gateway', function () {
+  // Starting the system (six processes in the distributed run) shares two cores with the rest.
+  this.timeout(60_000);
   let sys: TestSystem;
   let token: string;
   before(async () => {
