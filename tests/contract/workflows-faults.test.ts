@@ -239,7 +239,7 @@ describe('workflows faults', function () {
       const store = await sys.proc.deps.openStore('workflows');
       const { upload } = (await (await openJobs(store)).findById(jobId))!.sync!;
       const staging = await openStaging(store);
-      await staging.chunks.updateOne({ upload, seq: 1 }, { $set: { rows: 'not rows' } });
+      await staging.chunks.updateOne({ upload, seq: 1 }, { $set: { rows_json: 'not rows' } });
       await workflows.start!();
 
       const job = await waitForJob(sys, 'demo', token, jobId, 60_000);

@@ -1,7 +1,7 @@
 import { recordToRow } from './csv';
 import type { EntitySpec } from './entities';
 import { nameKey } from './rows';
-import { stagedChunks, type Staging } from './staging';
+import { markChunkDuplicates, stagedChunks, type Staging } from './staging';
 
 /** A row's key from its raw fields, or null when a key field is missing or not a string (the row fails its own checks). */
 function rawKey(spec: EntitySpec, row: unknown): string | null {
@@ -34,7 +34,7 @@ export async function markDuplicates(staging: Staging, spec: EntitySpec, upload:
       else duplicates.push([position, earlier]);
     });
     if (duplicates.length > 0) {
-      await staging.chunks.updateOne({ _id: chunk._id }, { $set: { duplicates } });
+      await markChunkDuplicates(staging, chunk._id, duplicates);
       marked += duplicates.length;
     }
   }

@@ -25,6 +25,7 @@ export interface UploadDoc extends Doc {
   updated_at: string;
 }
 
+/** A staged chunk as the workers read it. */
 export interface ChunkDoc extends Doc {
   _id: string;
   upload: string;
@@ -35,6 +36,36 @@ export interface ChunkDoc extends Doc {
   rows: unknown[];
   /** Rows (load positions) that repeat the key of an earlier row: [row, earlier row]. */
   duplicates?: Array<[number, number]>;
+}
+
+/**
+ * A staged chunk as it is stored: its rows as one JSON text, so whatever shape a client sent
+ * (a file's records are arrays of cells; a JSON row may nest arrays) is kept as it came, on
+ * every store (some MongoDB-compatible servers refuse nested arrays), and read in one parse.
+ */
+export interface StoredChunkDoc extends Doc {
+  _id: string;
+  upload: string;
+  seq: number;
+  first_row: number;
+  rows_json: string;
+  duplicates?: Array<{ row: number; earlier: number }>;
+}
+
+function chunkOf(stored: StoredChunkDoc): ChunkDoc {
+  const { rows_json, duplicates, ...rest } = stored;
+  return { ...rest, rows: JSON.parse(rows_json) as unknown[], ...(duplicates && { duplicates: duplicates.map((d) => [d.row, d.earlier] as [number, number]) }) };
+}
+
+/** The staged chunk `seq` of an upload, or null when it is not there. */
+export async function readChunk(staging: Staging, upload: string, seq: number): Promise<ChunkDoc | null> {
+  const stored = await staging.chunks.findById(chunkId(upload, seq));
+  return stored ? chunkOf(stored) : null;
+}
+
+/** Marks rows of a staged chunk as repeating earlier rows' keys: [row, earlier row]. */
+export async function markChunkDuplicates(staging: Staging, id: string, duplicates: Array<[number, number]>): Promise<void> {
+  await staging.chunks.updateOne({ _id: id }, { $set: { duplicates: duplicates.map(([row, earlier]) => ({ row, earlier })) } });
 }
 
 /** What each row of a chunk does, decided before the chunk is applied. */
@@ -51,14 +82,14 @@ export interface PlanDoc extends Doc {
 
 export interface Staging {
   uploads: Collection<UploadDoc>;
-  chunks: Collection<ChunkDoc>;
+  chunks: Collection<StoredChunkDoc>;
   plans: Collection<PlanDoc>;
 }
 
 export async function openStaging(store: Store): Promise<Staging> {
   const [uploads, chunks, plans] = await Promise.all([
     store.collection<UploadDoc>({ name: 'sync_uploads', indexes: [{ name: 'state_updated', keys: [['state', 1], ['updated_at', 1]] }] }),
-    store.collection<ChunkDoc>({ name: 'sync_chunks', indexes: [{ name: 'upload_seq', keys: [['upload', 1], ['seq', 1]] }] }),
+    store.collection<StoredChunkDoc>({ name: 'sync_chunks', indexes: [{ name: 'upload_seq', keys: [['upload', 1], ['seq', 1]] }] }),
     store.collection<PlanDoc>({ name: 'sync_plans', indexes: [{ name: 'upload', keys: [['upload', 1]] }] }),
   ]);
   return { uploads, chunks, plans };
@@ -104,7 +135,7 @@ export class Stager {
     const rows = this.pending;
     this.pending = [];
     const seq = this.seq++;
-    await this.staging.chunks.insertOne({ _id: chunkId(this.upload, seq), upload: this.upload, seq, first_row: this.rows - rows.length, rows });
+    await this.staging.chunks.insertOne({ _id: chunkId(this.upload, seq), upload: this.upload, seq, first_row: this.rows - rows.length, rows_json: JSON.stringify(rows) });
   }
 
   /** Flushes the last chunk and records the upload's size. */
@@ -121,7 +152,7 @@ export class Stager {
 /** Every chunk of an upload in order, one at a time. */
 export async function* stagedChunks(staging: Staging, upload: string, chunks: number): AsyncIterable<ChunkDoc> {
   for (let seq = 0; seq < chunks; seq++) {
-    const chunk = await staging.chunks.findById(chunkId(upload, seq));
+    const chunk = await readChunk(staging, upload, seq);
     if (chunk) yield chunk;
   }
 }

@@ -12,7 +12,7 @@ import type { JobCounts, JobDoc, Jobs } from '../jobs/repository';
 import { ChunkProcessor, planCounts, type LoadContext, type PlannedChunk } from './chunks';
 import type { ChunkMessage } from './dispatch';
 import { SPECS } from './entities';
-import { CHUNK_ROWS, chunkId, keepFirstPlan, type ChunkDoc, type Staging } from './staging';
+import { CHUNK_ROWS, keepFirstPlan, readChunk, type ChunkDoc, type Staging } from './staging';
 
 /** Internal calls of a chunk get this long. */
 const CHUNK_CALL_DEADLINE_MS = 60_000;
@@ -78,7 +78,7 @@ export class ChunkWorker {
   };
 
   private async chunk(job: JobDoc, seq: number): Promise<ChunkDoc> {
-    const chunk = await this.staging.chunks.findById(chunkId(job.sync!.upload, seq));
+    const chunk = await readChunk(this.staging, job.sync!.upload, seq);
     if (!chunk) throw new Error(`staged chunk ${seq} of job ${job._id} is missing`);
     return chunk;
   }
