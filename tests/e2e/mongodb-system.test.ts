@@ -12,7 +12,7 @@ import { MongoClient } from 'mongodb';
 import { SERVICE_NAMES } from '@supply/kit';
 import { missingBackend } from '../support/require';
 import { api, DISTRIBUTED, dropMongoDatabases, startSystem, type TestSystem } from '../support/system';
-import { busEnv, dropBusNamespace, waitForJob } from './workflows-support';
+import { busEnv, dropBusNamespace, postFile, waitForJob } from './workflows-support';
 
 const MONGODB_URL = process.env.MONGODB_URL;
 
@@ -88,6 +88,21 @@ describe(`the system on MongoDB (${DISTRIBUTED ? 'every target its own process' 
     assert.deepEqual(
       inventory.body.data.map((r: { item_name: string; location_name: string; quantity: number }) => [r.item_name, r.location_name, r.quantity]),
       [['MONGO-1', 'DC-Mongo', 140]],
+    );
+  });
+
+  it('takes a file import (its records stage as arrays of cells), updating the row the sync made and adding one', async () => {
+    const csv = 'item_name,location_name,inventory_date,quantity,uom\nMONGO-1,DC-Mongo,2025-01-12,150,ea\nMONGO-1,DC-Mongo,2025-01-19,90,ea\n';
+    const res = await postFile(sys!, `/${slug}/api/v1/workflows/sync-inventory/import`, { token, file: csv });
+    assert.equal(res.status, 202, res.text);
+    const job = await waitForJob(sys!, slug, token, res.body.data[0].job_id, 120_000);
+    assert.equal(job.status, 'succeeded', JSON.stringify(job));
+    assert.deepEqual([job.result.created, job.result.updated], [1, 1]);
+    const inventory = await api(sys!, `/${slug}/api/v1/inventory?sort=inventory_date`, { token });
+    assert.equal(inventory.status, 200, inventory.text);
+    assert.deepEqual(
+      inventory.body.data.map((r: { inventory_date: string; quantity: number }) => [r.inventory_date, r.quantity]),
+      [['2025-01-12', 150], ['2025-01-19', 90]],
     );
   });
 });

@@ -79,9 +79,9 @@ function assertNotReadyWhileDraining(readyz: Readiness): void {
 }
 
 /**
- * MONGODB_URL unless it names FerretDB (CI's), which this test cannot use: a file import stages
- * its rows as arrays of arrays, which FerretDB 1.x refuses ("nested arrays are not supported"),
- * and the demo seed's ~30,000 sales upserts take it minutes. There the test stays on the embedded store.
+ * MONGODB_URL unless it names FerretDB (CI's), which this test cannot use: the demo seed's ~30,000
+ * sales upserts take it minutes. There the test stays on the embedded store (mongodb-system.test.ts
+ * runs a file import on FerretDB without the seed).
  */
 async function mongoForFileImports(): Promise<string | undefined> {
   const url = process.env.MONGODB_URL;
