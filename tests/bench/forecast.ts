@@ -25,7 +25,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { type Algorithm, type SeriesForecast, forecastSeries } from '../../services/compute/src/engines/forecast/index';
+import { forecastEngine } from '@supply/compute';
+
+type Algorithm = forecastEngine.Algorithm;
+type SeriesForecast = forecastEngine.SeriesForecast;
+const { forecastSeries } = forecastEngine;
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 

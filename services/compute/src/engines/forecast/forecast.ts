@@ -240,7 +240,7 @@ export function forecastBatch(
     try {
       results.push({ id: item.id, ...forecastDatedSeries(item.points, options) });
     } catch (error) {
-      throw new RangeError(`series "${item.id}": ${(error as Error).message}`);
+      throw new RangeError(`series "${item.id}": ${(error as Error).message}`, { cause: error });
     }
     onProgress?.(results.length);
   }
