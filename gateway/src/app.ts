@@ -1,7 +1,17 @@
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import helmet from 'helmet';
 import type { Logger, Metrics } from '@supply/kit';
-import { acceptsOf, assertBodyType, bodyChecked, decodablePath, encodingChecked, possibleTenant, queryKeysChecked, verifyFormKeys, verifyJsonDepth } from './http/edge';
+import {
+  acceptsOf,
+  assertBodyType,
+  bodyChecked,
+  decodablePath,
+  encodingChecked,
+  possibleTenant,
+  queryKeysChecked,
+  verifyFormKeys,
+  verifyJsonDepth,
+} from './http/edge';
 import { DEFAULT_RETRY_AFTER_SECONDS, errorHandler, problem } from './http/errors';
 import { replayRoute, type GatewayIdempotency, type Keyed } from './http/idempotency';
 import { legacyPassthrough } from './http/legacy-proxy';
@@ -151,7 +161,8 @@ export function createApp(opts: AppOptions): Express {
     );
   }
   // Before the 405s: a method this service lacks on a known path may be one the old deployment has.
-  if (opts.legacyUpstream) app.use(legacyPassthrough({ upstream: opts.legacyUpstream.url, timeoutMs: opts.legacyUpstream.timeoutMs, logger: opts.logger }));
+  if (opts.legacyUpstream)
+    app.use(legacyPassthrough({ upstream: opts.legacyUpstream.url, timeoutMs: opts.legacyUpstream.timeoutMs, logger: opts.logger }));
   // A known path with another method: 405 and the methods it does take.
   for (const [path, methods] of methodsByPath) {
     const allow = [...methods, ...(methods.has('GET') ? ['HEAD'] : [])].join(', ');

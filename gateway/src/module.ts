@@ -17,7 +17,11 @@ export const gatewayModule: ServiceModule = {
   dependencies: SERVICE_NAMES,
   async init({ config, logger, clients, bus, meter, metrics, stopping }) {
     const now = () => config.now();
-    const reachable = (ping: () => Promise<void>) => ping().then(() => true, () => false);
+    const reachable = (ping: () => Promise<void>) =>
+      ping().then(
+        () => true,
+        () => false,
+      );
     const peerHealth = async () =>
       Object.fromEntries(await Promise.all(SERVICE_NAMES.map(async (s) => [s, await clients.health(s)] as const)));
     // All-in-one runs the five services in this process, so they are its own to serve; apart, they are peers.
@@ -26,9 +30,10 @@ export const gatewayModule: ServiceModule = {
     const following = await principals.follow(await bus());
     const revoked = (tenant: string, tokenId: number) => principals.forgetToken(tenant, tokenId);
     const metering = await createMetering({ meter: await meter(), bus: await bus(), clients, logger, now });
-    const referenceCache = config.REFERENCE_CACHE === 'on'
-      ? new ReferenceCache({ maxBytes: config.REFERENCE_CACHE_MAX_BYTES, ttlMs: config.REFERENCE_CACHE_TTL_MS })
-      : undefined;
+    const referenceCache =
+      config.REFERENCE_CACHE === 'on'
+        ? new ReferenceCache({ maxBytes: config.REFERENCE_CACHE_MAX_BYTES, ttlMs: config.REFERENCE_CACHE_TTL_MS })
+        : undefined;
     if (referenceCache) following.push(await referenceCache.follow(await bus()));
     const routes = allRoutes(clients, { now, revoked }, config.cursorSecret, referenceCache);
     const app = createApp({
@@ -43,7 +48,9 @@ export const gatewayModule: ServiceModule = {
       bodyLimitKb: config.BODY_LIMIT_KB,
       cors: { origins: config.CORS_ORIGINS ?? [], maxAgeSeconds: config.CORS_MAX_AGE_SECONDS },
       compressionThresholdBytes: config.COMPRESSION_THRESHOLD_BYTES,
-      legacyUpstream: config.LEGACY_UPSTREAM_URL ? { url: config.LEGACY_UPSTREAM_URL, timeoutMs: config.LEGACY_UPSTREAM_TIMEOUT_MS } : undefined,
+      legacyUpstream: config.LEGACY_UPSTREAM_URL
+        ? { url: config.LEGACY_UPSTREAM_URL, timeoutMs: config.LEGACY_UPSTREAM_TIMEOUT_MS }
+        : undefined,
       jsonLimitKb: 2048,
       async readiness(): Promise<Record<string, boolean>> {
         if (stopping.aborted) return { accepting: false };

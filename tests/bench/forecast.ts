@@ -50,7 +50,9 @@ interface DataSet {
 }
 
 function loadCsv(file: string): Series[] {
-  const lines = readFileSync(file, 'utf8').split(/\r?\n/).filter((l) => l.trim() !== '');
+  const lines = readFileSync(file, 'utf8')
+    .split(/\r?\n/)
+    .filter((l) => l.trim() !== '');
   const header = lines[0].split(',').map((f) => f.trim());
   for (const column of ['series', 'h', 'values']) {
     if (!header.includes(column)) throw new Error(`${file}: missing column "${column}"`);
@@ -153,10 +155,30 @@ function simulatedSets(count: number): DataSet[] {
       intermittent: c === 'intermittent' || c === 'lumpy',
       series: simulate(c, count, 12, (next) => demandSeries(next, c, 48 + Math.floor(next() * 48))),
     })),
-    { name: 'sim yearly', period: 1, intermittent: false, series: simulate('yearly', count, 6, (next) => periodicSeries(next, 1, 20 + Math.floor(next() * 25), 0.05)) },
-    { name: 'sim quarterly', period: 4, intermittent: false, series: simulate('quarterly', count, 8, (next) => periodicSeries(next, 4, 24 + Math.floor(next() * 40), 0.06)) },
-    { name: 'sim weekly', period: 52, intermittent: false, series: simulate('weekly', count, 13, (next) => periodicSeries(next, 52, 120 + Math.floor(next() * 100), 0.1)) },
-    { name: 'sim daily (weekly season)', period: 7, intermittent: false, series: simulate('daily', count, 14, (next) => periodicSeries(next, 7, 90 + Math.floor(next() * 200), 0.12)) },
+    {
+      name: 'sim yearly',
+      period: 1,
+      intermittent: false,
+      series: simulate('yearly', count, 6, (next) => periodicSeries(next, 1, 20 + Math.floor(next() * 25), 0.05)),
+    },
+    {
+      name: 'sim quarterly',
+      period: 4,
+      intermittent: false,
+      series: simulate('quarterly', count, 8, (next) => periodicSeries(next, 4, 24 + Math.floor(next() * 40), 0.06)),
+    },
+    {
+      name: 'sim weekly',
+      period: 52,
+      intermittent: false,
+      series: simulate('weekly', count, 13, (next) => periodicSeries(next, 52, 120 + Math.floor(next() * 100), 0.1)),
+    },
+    {
+      name: 'sim daily (weekly season)',
+      period: 7,
+      intermittent: false,
+      series: simulate('daily', count, 14, (next) => periodicSeries(next, 7, 90 + Math.floor(next() * 200), 0.12)),
+    },
   ];
 }
 
@@ -360,7 +382,15 @@ function runR(set: DataSet, sample: readonly number[]): Map<string, Run> {
     execFileSync('Rscript', [path.join(dir, 'bench.R'), input, output], { stdio: 'inherit' });
     const seconds = (Date.now() - started) / 1000;
     const runs = new Map<string, Run>(
-      R_METHODS.map((m) => [m, { forecasts: set.series.map((s) => new Array<number>(s.actual.length).fill(Number.NaN)), intervals: null, models: [], cpuSeconds: 0 }]),
+      R_METHODS.map((m) => [
+        m,
+        {
+          forecasts: set.series.map((s) => new Array<number>(s.actual.length).fill(Number.NaN)),
+          intervals: null,
+          models: [],
+          cpuSeconds: 0,
+        },
+      ]),
     );
     const rows = readFileSync(output, 'utf8').trim().split('\n');
     rows.forEach((row, k) => {
@@ -390,7 +420,10 @@ function baselines(set: DataSet): Map<string, Run> {
   if (set.intermittent) {
     runs.set('ses (alpha 0.1)', runFunction(set, fixedSes));
     runs.set('croston-sba', runEngine(set, 'sba', false));
-    runs.set('zero', runFunction(set, (_, h) => new Array<number>(h).fill(0)));
+    runs.set(
+      'zero',
+      runFunction(set, (_, h) => new Array<number>(h).fill(0)),
+    );
   }
   return runs;
 }
@@ -398,7 +431,10 @@ function baselines(set: DataSet): Map<string, Run> {
 function modelMix(run: Run): string {
   const counts = new Map<string, number>();
   for (const m of run.models) counts.set(m.replace(/\(.*\)/, ''), (counts.get(m.replace(/\(.*\)/, '')) ?? 0) + 1);
-  return [...counts].sort((a, b) => b[1] - a[1]).map(([m, c]) => `${m} ${c}`).join(', ');
+  return [...counts]
+    .sort((a, b) => b[1] - a[1])
+    .map(([m, c]) => `${m} ${c}`)
+    .join(', ');
 }
 
 function sampled<T>(items: readonly T[], every: number): T[] {
@@ -414,7 +450,11 @@ export async function run(): Promise<void> {
   const sets = (process.env.BENCH_SETS ?? 'm3,raf,sim').split(',');
   const withR = rAvailable();
   const rTarget = Math.max(1, Number(process.env.BENCH_R_SERIES ?? 200));
-  console.log(withR ? `R forecast package: present (R on about ${rTarget} evenly spaced series of each shared set)` : 'R forecast package: absent (Rscript or library(forecast) not found); R peers not printed');
+  console.log(
+    withR
+      ? `R forecast package: present (R on about ${rTarget} evenly spaced series of each shared set)`
+      : 'R forecast package: absent (Rscript or library(forecast) not found); R peers not printed',
+  );
 
   const shared: DataSet[] = [];
   if (sets.includes('m3')) {
@@ -430,25 +470,39 @@ export async function run(): Promise<void> {
     if (set.intermittent) {
       // What the service's default whole-unit constraint does to the same forecasts.
       const started = cpuSeconds();
-      const whole = set.series.map((s) => forecastSeries(s.history, { horizon: s.actual.length, period: set.period, constraint: 'integer' }).forecast);
+      const whole = set.series.map(
+        (s) => forecastSeries(s.history, { horizon: s.actual.length, period: set.period, constraint: 'integer' }).forecast,
+      );
       runs.set('auto (whole units)', { forecasts: whole, intervals: null, models: [], cpuSeconds: cpuSeconds() - started });
     }
     const all = set.series.map((_, i) => i);
     const scores = printTable(`${set.name}, all`, set, runs, all);
-    for (const h of ['A', 'B'] as const) printTable(`${set.name}, half ${h}`, set, runs, all.filter((i) => half(set.series[i].id) === h));
+    for (const h of ['A', 'B'] as const)
+      printTable(
+        `${set.name}, half ${h}`,
+        set,
+        runs,
+        all.filter((i) => half(set.series[i].id) === h),
+      );
     console.log(`auto's models: ${modelMix(runs.get('auto') as Run)}`);
     if (withR) {
       const rEvery = Math.max(1, Math.ceil(all.length / rTarget));
       const sample = all.filter((i) => i % rEvery === 0);
       const rRuns = runR(set, sample);
-      const joint = new Map<string, Run>([...runs].filter(([name]) => ['auto', 'naive2', 'ses', 'theta', 'ets', 'croston-sba', 'ses (alpha 0.1)'].includes(name)));
+      const joint = new Map<string, Run>(
+        [...runs].filter(([name]) => ['auto', 'naive2', 'ses', 'theta', 'ets', 'croston-sba', 'ses (alpha 0.1)'].includes(name)),
+      );
       for (const [name, r] of rRuns) joint.set(name, r);
       printTable(`${set.name}, R sample (series/CPU-s for R: wall clock of all five R methods)`, set, joint, sample);
     }
     const auto = scores.get('auto') as Score;
     const speed = set.series.length / (runs.get('auto') as Run).cpuSeconds;
     if (set.intermittent) {
-      goal(`RMSSE < SES ${GOALS.rafSes} and < Croston-SBA ${GOALS.rafSba}`, auto.rmsse < GOALS.rafSes && auto.rmsse < GOALS.rafSba, auto.rmsse.toFixed(3));
+      goal(
+        `RMSSE < SES ${GOALS.rafSes} and < Croston-SBA ${GOALS.rafSba}`,
+        auto.rmsse < GOALS.rafSes && auto.rmsse < GOALS.rafSba,
+        auto.rmsse.toFixed(3),
+      );
       goal(`|bias| <= ${GOALS.bias}`, Math.abs(auto.bias) <= GOALS.bias, auto.bias.toFixed(3));
     } else {
       const n2 = scores.get('naive2') as Score;
@@ -468,7 +522,12 @@ export async function run(): Promise<void> {
     const count = Math.max(10, Math.round(Number(process.env.BENCH_SIM_COUNT ?? 200) / every));
     for (const set of simulatedSets(count)) {
       const runs = baselines(set);
-      printTable(set.name, set, runs, set.series.map((_, i) => i));
+      printTable(
+        set.name,
+        set,
+        runs,
+        set.series.map((_, i) => i),
+      );
     }
   }
 }

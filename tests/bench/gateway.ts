@@ -176,7 +176,9 @@ export async function run(): Promise<void> {
     const fixed: Figures[] = [];
     for (const t of targets) fixed.push(await load(t.url, t.headers, SECONDS, offered));
 
-    console.log(`GET ${PATH}, ${CONNECTIONS} connections, median of ${ROUNDS} alternating rounds of ${SECONDS} s, meter: ${redisUrl ? 'Redis' : 'memory'}, load average ${loadavg()[0]!.toFixed(1)} on ${availableParallelism()} CPUs`);
+    console.log(
+      `GET ${PATH}, ${CONNECTIONS} connections, median of ${ROUNDS} alternating rounds of ${SECONDS} s, meter: ${redisUrl ? 'Redis' : 'memory'}, load average ${loadavg()[0]!.toFixed(1)} on ${availableParallelism()} CPUs`,
+    );
     console.log('maximum throughput:');
     for (const [k, t] of targets.entries()) console.log(row(t.name, max[k]!));
     console.log(`at a fixed offered load of ${Math.round(offered)} req/s (70% of (c)):`);
@@ -188,7 +190,8 @@ export async function run(): Promise<void> {
     console.log(`  (b)/(a) throughput ${ratio(b, a)}, CPU ${cpuRatio(b, a)}`);
     console.log(`  cached/(a) throughput ${ratio(hitMax, a)} (goal 0.50), CPU ${cpuRatio(hitMax, a)}`);
     console.log(`  cached/(c) throughput ${ratio(hitMax, c)}`);
-    for (const [k, t] of targets.entries()) console.log(`  rounds, req/s, ${t.name}: ${rounds[k]!.map((f) => Math.round(f.rps)).join(', ')}`);
+    for (const [k, t] of targets.entries())
+      console.log(`  rounds, req/s, ${t.name}: ${rounds[k]!.map((f) => Math.round(f.rps)).join(', ')}`);
   } finally {
     for (const server of servers) server.close();
     grpcFloor?.close();

@@ -168,14 +168,18 @@ export async function run(): Promise<void> {
     [() => sumDemand(inputs), () => planAll(inputs), () => planAllWithSeries(inputs), () => planAllWithRows(inputs)],
     ROUNDS,
   ) as [Measured, Measured, Measured, Measured];
-  console.log(`planning: ${ITEM_LOCATIONS} item-locations × ${BUCKETS} weekly buckets, 1 thread (${availableParallelism()} cores available), median CPU time of ${ROUNDS} rounds`);
+  console.log(
+    `planning: ${ITEM_LOCATIONS} item-locations × ${BUCKETS} weekly buckets, 1 thread (${availableParallelism()} cores available), median CPU time of ${ROUNDS} rounds`,
+  );
   console.log(`  engine (planItemLocation)      ${format(engine.rate)}`);
   console.log(`  engine + every series           ${format(withSeries.rate)}`);
   console.log(`  engine + rows()                ${format(withRows.rate)}`);
   console.log(`  floor (sum demand arrays)      ${format(floor.rate)}`);
   console.log(`  floor / engine                 ${(floor.rate / engine.rate).toFixed(1).padStart(8)} ×   (goal <= 4)`);
   console.log(`  floor / engine + every series  ${(floor.rate / withSeries.rate).toFixed(1).padStart(8)} ×`);
-  console.log(`  checksums ${engine.checksum.toFixed(0)} ${withSeries.checksum.toFixed(0)} ${floor.checksum.toFixed(0)} ${withRows.checksum}`);
+  console.log(
+    `  checksums ${engine.checksum.toFixed(0)} ${withSeries.checksum.toFixed(0)} ${floor.checksum.toFixed(0)} ${withRows.checksum}`,
+  );
   console.log(`  results digest ${resultDigest(inputs)}`);
 }
 

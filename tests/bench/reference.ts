@@ -11,7 +11,8 @@ const ROUNDS = 3;
 const TENANT = 'demo';
 const call = { context: { requestId: 'bench-reference', tenant: TENANT }, deadlineMs: 300_000 };
 
-const chunks = <T>(all: T[], size: number) => Array.from({ length: Math.ceil(all.length / size) }, (_, i) => all.slice(i * size, (i + 1) * size));
+const chunks = <T>(all: T[], size: number) =>
+  Array.from({ length: Math.ceil(all.length / size) }, (_, i) => all.slice(i * size, (i + 1) * size));
 const rate = (count: number, ms: number) => `${Math.round((count / ms) * 1000).toLocaleString('en-US')}/s`;
 
 async function timed(fn: () => Promise<void>): Promise<number> {
@@ -26,10 +27,15 @@ export async function run(): Promise<void> {
     const names = Array.from({ length: TOTAL }, (_, i) => `BENCH-${String(i + 1).padStart(6, '0')}`);
     const createMs = await timed(async () => {
       for (const batch of chunks(names, PER_CALL)) {
-        await sys.clients.reference.createItems({ array_body: true, records: batch.map((name) => ({ name, uom: 'ea', unit_cost: 1, unit_price: 2 })) }, call);
+        await sys.clients.reference.createItems(
+          { array_body: true, records: batch.map((name) => ({ name, uom: 'ea', unit_cost: 1, unit_price: 2 })) },
+          call,
+        );
       }
     });
-    console.log(`created ${TOTAL.toLocaleString('en-US')} items through CreateItems in ${PER_CALL.toLocaleString('en-US')}-item calls: ${(createMs / 1000).toFixed(1)} s (${rate(TOTAL, createMs)})`);
+    console.log(
+      `created ${TOTAL.toLocaleString('en-US')} items through CreateItems in ${PER_CALL.toLocaleString('en-US')}-item calls: ${(createMs / 1000).toFixed(1)} s (${rate(TOTAL, createMs)})`,
+    );
 
     // Callers send names as their rows spell them: mixed case resolves all the same.
     const asked = names.map((n, i) => (i % 2 ? n.toLowerCase() : n));
@@ -46,7 +52,12 @@ export async function run(): Promise<void> {
     const viaStore = async () => {
       for (const chunk of chunks(asked, PER_CALL)) {
         // The same index reads the service makes, without gRPC and without mapping names to ids.
-        const found = await findIn(items, { tenant: TENANT }, 'name_lower', chunk.map((n) => n.toLowerCase()));
+        const found = await findIn(
+          items,
+          { tenant: TENANT },
+          'name_lower',
+          chunk.map((n) => n.toLowerCase()),
+        );
         if (found.length !== chunk.length) throw new Error(`raw read found ${found.length} of ${chunk.length}`);
       }
     };
@@ -57,7 +68,9 @@ export async function run(): Promise<void> {
       grpcMs = Math.min(grpcMs, await timed(viaGrpc));
       storeMs = Math.min(storeMs, await timed(viaStore));
     }
-    console.log(`resolve ${TOTAL.toLocaleString('en-US')} item names, ${TOTAL / PER_CALL} calls of ${PER_CALL.toLocaleString('en-US')} (best of ${ROUNDS}):`);
+    console.log(
+      `resolve ${TOTAL.toLocaleString('en-US')} item names, ${TOTAL / PER_CALL} calls of ${PER_CALL.toLocaleString('en-US')} (best of ${ROUNDS}):`,
+    );
     console.log(`  gRPC ResolveNames  ${(grpcMs / 1000).toFixed(2)} s  ${rate(TOTAL, grpcMs)}`);
     console.log(`  raw store read     ${(storeMs / 1000).toFixed(2)} s  ${rate(TOTAL, storeMs)}`);
     console.log(`  gRPC / raw time    ${(grpcMs / storeMs).toFixed(2)}x`);

@@ -38,7 +38,13 @@ function dayString(day: number): string {
 
 function saleRows(count: number, quantityOffset: number): Array<UpsertRow<SaleRow>> {
   return Array.from({ length: count }, (_, i) => ({
-    key: { tenant: 'bench', item_id: i % 2_000, customer_group_id: Math.floor(i / 2_000) % 10, sale_type_id: 1, sell_date: dayString(Math.floor(i / 20_000)) },
+    key: {
+      tenant: 'bench',
+      item_id: i % 2_000,
+      customer_group_id: Math.floor(i / 2_000) % 10,
+      sale_type_id: 1,
+      sell_date: dayString(Math.floor(i / 20_000)),
+    },
     set: { quantity: i + quantityOffset },
   }));
 }
@@ -47,7 +53,19 @@ async function salesCollection(store: Store): Promise<Collection<SaleRow>> {
   return store.collection<SaleRow>({
     name: 'bench_sales',
     autoIncrement: true,
-    indexes: [{ name: 'upsert_key', keys: [['tenant', 1], ['item_id', 1], ['customer_group_id', 1], ['sale_type_id', 1], ['sell_date', 1]], unique: true }],
+    indexes: [
+      {
+        name: 'upsert_key',
+        keys: [
+          ['tenant', 1],
+          ['item_id', 1],
+          ['customer_group_id', 1],
+          ['sale_type_id', 1],
+          ['sell_date', 1],
+        ],
+        unique: true,
+      },
+    ],
   });
 }
 
@@ -154,8 +172,21 @@ async function measureKeyset(dataDir: string): Promise<void> {
     const sales = await store.collection<SaleRow>({
       name: 'keyset_sales',
       indexes: [
-        { name: 'tenant_id', keys: [['tenant', 1], ['_id', 1]] },
-        { name: 'tenant_date', keys: [['tenant', 1], ['sell_date', 1], ['_id', 1]] },
+        {
+          name: 'tenant_id',
+          keys: [
+            ['tenant', 1],
+            ['_id', 1],
+          ],
+        },
+        {
+          name: 'tenant_date',
+          keys: [
+            ['tenant', 1],
+            ['sell_date', 1],
+            ['_id', 1],
+          ],
+        },
       ],
     });
     const loadStarted = performance.now();
@@ -178,7 +209,10 @@ async function measureKeyset(dataDir: string): Promise<void> {
       queries.push({
         label: `{tenant, (sell_date, _id) > last} $or, limit ${fmt(limit)}`,
         limit,
-        sort: [['sell_date', 1], ['_id', 1]],
+        sort: [
+          ['sell_date', 1],
+          ['_id', 1],
+        ],
         // At depth 0 "last" is a document before the first one, so both depths run the same query shape.
         at: (depth) => {
           const last = keysetDoc(depth);
@@ -186,7 +220,13 @@ async function measureKeyset(dataDir: string): Promise<void> {
         },
       });
     }
-    queries.push({ label: 'offset paging {tenant} by _id, skip + limit 100', limit: 100, sort: [['_id', 1]], at: () => ({ tenant: 'bench' }), skip: true });
+    queries.push({
+      label: 'offset paging {tenant} by _id, skip + limit 100',
+      limit: 100,
+      sort: [['_id', 1]],
+      at: () => ({ tenant: 'bench' }),
+      skip: true,
+    });
     const rows: string[][] = [];
     for (const query of queries) {
       const page = (depth: number) => () =>
@@ -206,7 +246,8 @@ async function measureKeyset(dataDir: string): Promise<void> {
 
 function printTable(header: string[], rows: string[][]): void {
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
-  const line = (cells: string[]) => cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join(' | ');
+  const line = (cells: string[]) =>
+    cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join(' | ');
   console.log(line(header));
   console.log(widths.map((width) => '-'.repeat(width)).join('-|-'));
   for (const row of rows) console.log(line(row));

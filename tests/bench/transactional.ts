@@ -66,12 +66,20 @@ export async function run(): Promise<void> {
     const sales = { sales: await openSales(await sys.proc.deps.openStore('transactional')), clients: sys.clients, now: () => timestamp() };
     const loadStart = performance.now();
     for (let start = 0; start < TOTAL; start += CHUNK) {
-      await applySales(sales, TENANT, { load_id: 'bench', rows: chunkRows(start), refuse_creates: false, refuse_updates: false, dry_run: false });
+      await applySales(sales, TENANT, {
+        load_id: 'bench',
+        rows: chunkRows(start),
+        refuse_creates: false,
+        refuse_updates: false,
+        dry_run: false,
+      });
     }
     const loadMs = performance.now() - loadStart;
     const rssAfterLoad = process.resourceUsage().maxRSS * 1024;
     const stored = await sales.sales.count({ tenant: TENANT });
-    console.log(`load: ${TOTAL.toLocaleString('en-US')} sales records through applySales in ${CHUNK.toLocaleString('en-US')}-row chunks: ${(loadMs / 1000).toFixed(1)} s (${rate(TOTAL, loadMs)}); ${stored.toLocaleString('en-US')} records in ${TENANT} with its demo data`);
+    console.log(
+      `load: ${TOTAL.toLocaleString('en-US')} sales records through applySales in ${CHUNK.toLocaleString('en-US')}-row chunks: ${(loadMs / 1000).toFixed(1)} s (${rate(TOTAL, loadMs)}); ${stored.toLocaleString('en-US')} records in ${TENANT} with its demo data`,
+    );
 
     await sys.clients.tokens.updateTenant({ slug: TENANT, rate_limit: 1_000_000, monthly_credits: 1_000_000_000 });
     const token = await sys.tokenFor(TENANT, 'admin@acme.test', ['public_api.read']);
@@ -85,7 +93,9 @@ export async function run(): Promise<void> {
       do {
         const url: string = `/${TENANT}/api/v1/sales-data?per_page=${PER_PAGE}${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
         const res = await api(sys, url, { token }).catch((err: Error) => {
-          throw new Error(`page ${urls.length + 1} of the walk${query}: ${err.message} (${(err.cause as Error | undefined)?.message ?? ''})`);
+          throw new Error(
+            `page ${urls.length + 1} of the walk${query}: ${err.message} (${(err.cause as Error | undefined)?.message ?? ''})`,
+          );
         });
         if (res.status !== 200) throw new Error(`${url}: ${res.status} ${res.text.slice(0, 200)}`);
         if (res.body.data.length === PER_PAGE) urls.push(url);
@@ -103,8 +113,16 @@ export async function run(): Promise<void> {
       const params = new URL(url, 'http://bench').searchParams;
       const cursor = params.get('cursor');
       const after = cursor ? (JSON.parse(Buffer.from(cursor.split('.')[0]!, 'base64url').toString()) as { p: string }).p : '';
-      const sort = (params.get('sort') ?? '').split(',').filter(Boolean).map((key) => ({ field: key.replace(/^-/, ''), descending: key.startsWith('-') }));
-      const page = await readPage(sales.sales, SALES_PAGES, { equals: { tenant: [TENANT] } }, { per_page: PER_PAGE, sort, after, backward: false });
+      const sort = (params.get('sort') ?? '')
+        .split(',')
+        .filter(Boolean)
+        .map((key) => ({ field: key.replace(/^-/, ''), descending: key.startsWith('-') }));
+      const page = await readPage(
+        sales.sales,
+        SALES_PAGES,
+        { equals: { tenant: [TENANT] } },
+        { per_page: PER_PAGE, sort, after, backward: false },
+      );
       if (page.records.length !== PER_PAGE) throw new Error(`${url}: short store page`);
     };
     const timed = async (fn: () => Promise<void>) => {
@@ -142,16 +160,25 @@ export async function run(): Promise<void> {
 
     const ms = (value: number) => `${value.toFixed(0)} ms`.padStart(8);
     const ratio = (value: number) => value.toFixed(2).padStart(6);
-    console.log(`time per page of ${PER_PAGE.toLocaleString('en-US')} at the start and at the end of the walk (median of the first and last ${SAMPLE} full pages, read alternately ${ROUNDS} times):`);
-    console.log('  order                                          pages   gateway: first    last  last/first   store: first    last  last/first');
+    console.log(
+      `time per page of ${PER_PAGE.toLocaleString('en-US')} at the start and at the end of the walk (median of the first and last ${SAMPLE} full pages, read alternately ${ROUNDS} times):`,
+    );
+    console.log(
+      '  order                                          pages   gateway: first    last  last/first   store: first    last  last/first',
+    );
     for (const r of results) {
       console.log(
         `  ${r.name.padEnd(45)} ${String(r.pages).padStart(6)}   ${ms(r.gateway.first)} ${ms(r.gateway.last)}  ${ratio(r.gateway.last / r.gateway.first)}       ${ms(r.store.first)} ${ms(r.store.last)}  ${ratio(r.store.last / r.store.first)}`,
       );
     }
     console.log('  goal: gateway last/first <= 1.2');
-    console.log(`records/s, the whole walk through the gateway against a raw store scan (iterate in id order) of the same ${scanned.toLocaleString('en-US')} records:`);
-    for (const r of results) console.log(`  gateway ${r.name.padEnd(45)} ${rate(r.records, r.ms).padStart(10)}  (${(r.records / r.ms / (scanned / scanMs)).toFixed(2)} x raw)`);
+    console.log(
+      `records/s, the whole walk through the gateway against a raw store scan (iterate in id order) of the same ${scanned.toLocaleString('en-US')} records:`,
+    );
+    for (const r of results)
+      console.log(
+        `  gateway ${r.name.padEnd(45)} ${rate(r.records, r.ms).padStart(10)}  (${(r.records / r.ms / (scanned / scanMs)).toFixed(2)} x raw)`,
+      );
     console.log(`  raw store scan ${''.padEnd(38)} ${rate(scanned, scanMs).padStart(10)}`);
     const mb = (bytes: number) => `${Math.round(bytes / 1024 / 1024).toLocaleString('en-US')} MB`;
     const database = join(sys.dataDir, 'transactional', 'data.mdb');

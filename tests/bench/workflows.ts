@@ -39,7 +39,15 @@ function json(from: number, to: number, year: number) {
   const data = [];
   for (let i = from; i < to; i++) {
     const r = row(i, year);
-    data.push({ sale_type_name: 'Forecast', item_name: r.item, customer_group_name: r.group, sell_date: r.date, timing_interval: 'day', quantity: r.quantity, uom: 'ea' });
+    data.push({
+      sale_type_name: 'Forecast',
+      item_name: r.item,
+      customer_group_name: r.group,
+      sell_date: r.date,
+      timing_interval: 'day',
+      quantity: r.quantity,
+      uom: 'ea',
+    });
   }
   return { options: { continue_on_error: true }, data };
 }
@@ -74,7 +82,8 @@ async function pipeline(sys: TestSystem, token: string, parts: number, submit: (
           running.splice(i, 1);
           return;
         }
-        if (job.status === 'failed' || job.status === 'partially_succeeded') throw new Error(`bench job ${job.id} ${job.status}: ${job.message}`);
+        if (job.status === 'failed' || job.status === 'partially_succeeded')
+          throw new Error(`bench job ${job.id} ${job.status}: ${job.message}`);
       }
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -101,15 +110,23 @@ export async function run(): Promise<void> {
       measured(() =>
         pipeline(sys, token, Math.ceil(rows / PER_FILE), async (part) => {
           const file = csv(part * PER_FILE, Math.min(rows, (part + 1) * PER_FILE), year);
-          const res = await postFile(sys, `/${TENANT}/api/v1/workflows/sync-sales/import`, { token, file, fields: { 'options[continue_on_error]': 'true' } });
+          const res = await postFile(sys, `/${TENANT}/api/v1/workflows/sync-sales/import`, {
+            token,
+            file,
+            fields: { 'options[continue_on_error]': 'true' },
+          });
           if (res.status !== 202) throw new Error(`import: ${res.status} ${res.text}`);
           return res.body.data[0].job_id as number;
         }),
       );
     const smallCsv = await importCsv(small, 2100);
-    console.log(`CSV import   ${fmt(small).padStart(9)} rows: ${(smallCsv.ms / 1000).toFixed(1)} s  ${fmt(rate(small, smallCsv.ms))} rows/s  peak heap +${smallCsv.peakHeapMb.toFixed(0)} MB`);
+    console.log(
+      `CSV import   ${fmt(small).padStart(9)} rows: ${(smallCsv.ms / 1000).toFixed(1)} s  ${fmt(rate(small, smallCsv.ms))} rows/s  peak heap +${smallCsv.peakHeapMb.toFixed(0)} MB`,
+    );
     const bigCsv = await importCsv(total, 2200);
-    console.log(`CSV import   ${fmt(total).padStart(9)} rows: ${(bigCsv.ms / 1000).toFixed(1)} s  ${fmt(rate(total, bigCsv.ms))} rows/s  peak heap +${bigCsv.peakHeapMb.toFixed(0)} MB`);
+    console.log(
+      `CSV import   ${fmt(total).padStart(9)} rows: ${(bigCsv.ms / 1000).toFixed(1)} s  ${fmt(rate(total, bigCsv.ms))} rows/s  peak heap +${bigCsv.peakHeapMb.toFixed(0)} MB`,
+    );
 
     const viaJson = await measured(() =>
       pipeline(sys, token, Math.ceil(total / PER_REQUEST), async (part) => {
@@ -124,7 +141,9 @@ export async function run(): Promise<void> {
         return answer.data[0]!.job_id;
       }),
     );
-    console.log(`JSON sync    ${fmt(total).padStart(9)} rows: ${(viaJson.ms / 1000).toFixed(1)} s  ${fmt(rate(total, viaJson.ms))} rows/s  peak heap +${viaJson.peakHeapMb.toFixed(0)} MB`);
+    console.log(
+      `JSON sync    ${fmt(total).padStart(9)} rows: ${(viaJson.ms / 1000).toFixed(1)} s  ${fmt(rate(total, viaJson.ms))} rows/s  peak heap +${viaJson.peakHeapMb.toFixed(0)} MB`,
+    );
 
     // The same rows (as the transactional service stores them) straight into its collection by key.
     const sales = await openSales(await sys.proc.deps.openStore('transactional'));
@@ -137,7 +156,13 @@ export async function run(): Promise<void> {
           const itemId = ITEMS.indexOf(r.item) + 1;
           const groupId = GROUPS.indexOf(r.group) + 1;
           batch.push({
-            key: { tenant: 'bench-raw', item_customer_group_id: itemId * 10 + groupId, sale_type_id: 2, timing_interval_id: 1, sell_date: r.date },
+            key: {
+              tenant: 'bench-raw',
+              item_customer_group_id: itemId * 10 + groupId,
+              sale_type_id: 2,
+              timing_interval_id: 1,
+              sell_date: r.date,
+            },
             set: { quantity: r.quantity, uom_id: 1, uom_name: 'Each', uom_abbr: 'ea', load_id: 'raw', updated_at: now },
             setOnInsert: {
               item_id: itemId,
@@ -157,9 +182,15 @@ export async function run(): Promise<void> {
         await sales.bulkUpsert(batch);
       }
     });
-    console.log(`raw upsert   ${fmt(total).padStart(9)} rows: ${(raw.ms / 1000).toFixed(1)} s  ${fmt(rate(total, raw.ms))} rows/s  (store bulkUpsert by key, 1,000 a call)`);
-    console.log(`end to end / raw rows/s: CSV ${(raw.ms / bigCsv.ms).toFixed(2)}x, JSON ${(raw.ms / viaJson.ms).toFixed(2)}x (goal: at least 0.5x)`);
-    console.log(`peak heap above start: CSV ${fmt(small)} rows +${smallCsv.peakHeapMb.toFixed(0)} MB vs ${fmt(total)} rows +${bigCsv.peakHeapMb.toFixed(0)} MB; peak RSS ${bigCsv.peakRssMb.toFixed(0)} MB`);
+    console.log(
+      `raw upsert   ${fmt(total).padStart(9)} rows: ${(raw.ms / 1000).toFixed(1)} s  ${fmt(rate(total, raw.ms))} rows/s  (store bulkUpsert by key, 1,000 a call)`,
+    );
+    console.log(
+      `end to end / raw rows/s: CSV ${(raw.ms / bigCsv.ms).toFixed(2)}x, JSON ${(raw.ms / viaJson.ms).toFixed(2)}x (goal: at least 0.5x)`,
+    );
+    console.log(
+      `peak heap above start: CSV ${fmt(small)} rows +${smallCsv.peakHeapMb.toFixed(0)} MB vs ${fmt(total)} rows +${bigCsv.peakHeapMb.toFixed(0)} MB; peak RSS ${bigCsv.peakRssMb.toFixed(0)} MB`,
+    );
   } finally {
     await sys.stop();
   }

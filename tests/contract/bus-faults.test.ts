@@ -69,18 +69,34 @@ function amqpFaults(url: string): void {
   describe('Bus faults: amqp', function () {
     this.timeout(40_000);
     const queues = ['fault-stream', 'fault-outage', 'fault-deleted'];
-    after(() => deleteQueues(url, queues.flatMap((q) => [`${runNamespace}.${q}`, `${runNamespace}.${q}.dead`, `${runNamespace}.${q}.retry`])));
+    after(() =>
+      deleteQueues(
+        url,
+        queues.flatMap((q) => [`${runNamespace}.${q}`, `${runNamespace}.${q}.dead`, `${runNamespace}.${q}.retry`]),
+      ),
+    );
 
     it('reconnects after the broker force-closes its connection mid-stream, and no message is lost', async () => {
       const { logger, messages } = capturedLogger();
       // Many redeliveries are expected when the connection drops under a full prefetch window.
-      const bus = await openBus({ amqpUrl: url, namespace: runNamespace, logger, maxDeliveries: 20, reconnectDelayMs: 50, reconnectMaxDelayMs: 1_000 });
+      const bus = await openBus({
+        amqpUrl: url,
+        namespace: runNamespace,
+        logger,
+        maxDeliveries: 20,
+        reconnectDelayMs: 50,
+        reconnectMaxDelayMs: 1_000,
+      });
       try {
         const consumed = new Set<string>();
-        await bus.consume('fault-stream', async (_body: number, delivery) => {
-          await sleep(1);
-          consumed.add(delivery.messageId);
-        }, { prefetch: 10 });
+        await bus.consume(
+          'fault-stream',
+          async (_body: number, delivery) => {
+            await sleep(1);
+            consumed.add(delivery.messageId);
+          },
+          { prefetch: 10 },
+        );
         const events: unknown[] = [];
         await bus.subscribe('fault-events', (event) => {
           events.push(event);
@@ -125,7 +141,13 @@ function amqpFaults(url: string): void {
       await relay.start();
       const viaRelay = new URL(url);
       viaRelay.host = `127.0.0.1:${relay.port}`;
-      const bus: Bus = await openBus({ amqpUrl: viaRelay.toString(), namespace: runNamespace, sendTimeoutMs: 800, reconnectDelayMs: 50, reconnectMaxDelayMs: 200 });
+      const bus: Bus = await openBus({
+        amqpUrl: viaRelay.toString(),
+        namespace: runNamespace,
+        sendTimeoutMs: 800,
+        reconnectDelayMs: 50,
+        reconnectMaxDelayMs: 200,
+      });
       try {
         const got: number[] = [];
         await bus.consume<number>('fault-outage', async (body) => {

@@ -25,7 +25,12 @@ const runNamespace = `test-bus-${process.pid}-${Date.now().toString(36)}`;
 /** Small, so the poison-message test is quick; every bus in the run must agree on it. */
 const MAX_DELIVERIES = 3;
 /** Test buses give up on stuck handlers quickly at close. */
-const tuning = { maxDeliveries: MAX_DELIVERIES, drainTimeoutMs: 300, redeliveryDelayMs: 20, sendTimeoutMs: 10_000 } satisfies Partial<OpenBusOptions>;
+const tuning = {
+  maxDeliveries: MAX_DELIVERIES,
+  drainTimeoutMs: 300,
+  redeliveryDelayMs: 20,
+  sendTimeoutMs: 10_000,
+} satisfies Partial<OpenBusOptions>;
 
 interface BusContractTarget {
   /** A new bus on the same backing state (store or broker) and namespace each call. */
@@ -98,7 +103,12 @@ function busContract(name: string, target: BusContractTarget): void {
       await bus.send(q, 'without');
       const seen: Array<{ body: unknown; requestId?: string; tenant?: string; originTenant?: string }> = [];
       await bus.consume(q, async (body) => {
-        seen.push({ body, requestId: currentContext()?.requestId, tenant: currentContext()?.tenant, originTenant: currentContext()?.originTenant });
+        seen.push({
+          body,
+          requestId: currentContext()?.requestId,
+          tenant: currentContext()?.tenant,
+          originTenant: currentContext()?.originTenant,
+        });
       });
       await until(() => seen.length === 2, 'two deliveries');
       assert.deepEqual(seen[0], { body: 'with', requestId: 'req-ctx-1', tenant: undefined, originTenant: 'demo' });
@@ -141,7 +151,10 @@ function busContract(name: string, target: BusContractTarget): void {
       await until(() => seen.length === 3, 'three deliveries');
       assert.equal(seen[0]!.messageId, 'order-17');
       assert.ok(seen[1]!.messageId && seen[2]!.messageId && seen[1]!.messageId !== seen[2]!.messageId);
-      assert.deepEqual(seen.map((d) => d.deliveryCount), [1, 1, 1]);
+      assert.deepEqual(
+        seen.map((d) => d.deliveryCount),
+        [1, 1, 1],
+      );
     });
 
     it('acks only after the handler: a throw redelivers with deliveryCount 2 and the same messageId', async () => {
@@ -181,7 +194,10 @@ function busContract(name: string, target: BusContractTarget): void {
         dead = await bus.deadLetters(q);
         if (dead.length === 0) await sleep(50);
       }
-      assert.deepEqual(counts, Array.from({ length: MAX_DELIVERIES }, (_, i) => i + 1));
+      assert.deepEqual(
+        counts,
+        Array.from({ length: MAX_DELIVERIES }, (_, i) => i + 1),
+      );
       assert.deepEqual(dead, [{ messageId: 'poison-1', body: { bad: true } }]);
       assert.deepEqual(await bus.deadLetters(q), dead, 'reading dead letters does not consume them');
       assert.deepEqual(await bus.deadLetters(q, 0), []);
@@ -221,13 +237,21 @@ function busContract(name: string, target: BusContractTarget): void {
       const seen: Array<{ requestId?: string; originTenant?: string; deliveryCount: number }> = [];
       await counted.consume(q, async (body, delivery) => {
         if (body === 'poison') throw new Error('cannot process');
-        seen.push({ requestId: currentContext()?.requestId, originTenant: currentContext()?.originTenant, deliveryCount: delivery.deliveryCount });
+        seen.push({
+          requestId: currentContext()?.requestId,
+          originTenant: currentContext()?.originTenant,
+          deliveryCount: delivery.deliveryCount,
+        });
         const failure = failures[seen.length - 1];
         if (failure) throw failure;
       });
       await until(() => seen.length === 4, 'the delivery after three failures', 15_000);
-      assert.deepEqual(seen.map((s) => s.deliveryCount), [1, 2, 3, 3]);
-      for (const s of seen) assert.deepEqual({ requestId: s.requestId, originTenant: s.originTenant }, { requestId: 'req-retry-1', originTenant: 'demo' });
+      assert.deepEqual(
+        seen.map((s) => s.deliveryCount),
+        [1, 2, 3, 3],
+      );
+      for (const s of seen)
+        assert.deepEqual({ requestId: s.requestId, originTenant: s.originTenant }, { requestId: 'req-retry-1', originTenant: 'demo' });
       const counts = async () => {
         const outcomes = (await metrics.busMessages.get()).values.filter((v) => v.labels.queue === q);
         const count = (outcome: string) => outcomes.find((v) => v.labels.outcome === outcome)?.value ?? 0;
@@ -244,7 +268,12 @@ function busContract(name: string, target: BusContractTarget): void {
       assert.deepEqual(await settled('the ack', (c) => c.acked === 1), { acked: 1, retried: 3, dead: 0, delivered: 4 });
       // A poison message: retried until its last allowed delivery, then one dead letter.
       await counted.send(q, 'poison', { messageId: 'retry-ctx-2' });
-      assert.deepEqual(await settled('the dead letter', (c) => c.dead === 1), { acked: 1, retried: 3 + MAX_DELIVERIES - 1, dead: 1, delivered: 4 + MAX_DELIVERIES });
+      assert.deepEqual(await settled('the dead letter', (c) => c.dead === 1), {
+        acked: 1,
+        retried: 3 + MAX_DELIVERIES - 1,
+        dead: 1,
+        delivered: 4 + MAX_DELIVERIES,
+      });
     });
 
     it('dead-letters a retryable failure once the outage window has passed, telling onDeadLetter why', async () => {
@@ -297,7 +326,10 @@ function busContract(name: string, target: BusContractTarget): void {
       await sleep(200);
       assert.equal(attempts, MAX_DELIVERIES);
       assert.deepEqual(hooked, [{ messageId: 'poison-hook-1', deliveryCount: MAX_DELIVERIES }]);
-      assert.deepEqual(verdicts, Array.from({ length: MAX_DELIVERIES }, (_, i) => [i === MAX_DELIVERIES - 1, false]));
+      assert.deepEqual(
+        verdicts,
+        Array.from({ length: MAX_DELIVERIES }, (_, i) => [i === MAX_DELIVERIES - 1, false]),
+      );
     });
 
     it('never runs more handlers at once than prefetch, and does use it', async () => {
@@ -335,7 +367,11 @@ function busContract(name: string, target: BusContractTarget): void {
       await until(() => byConsumer[0]!.length + byConsumer[1]!.length >= total, 'all messages');
       await sleep(200);
       const all = [...byConsumer[0]!, ...byConsumer[1]!].sort((a, b) => a - b);
-      assert.deepEqual(all, Array.from({ length: total }, (_, i) => i), 'no duplicates, none missing');
+      assert.deepEqual(
+        all,
+        Array.from({ length: total }, (_, i) => i),
+        'no duplicates, none missing',
+      );
       assert.ok(byConsumer[0]!.length > 0 && byConsumer[1]!.length > 0, 'both consumers got work');
     });
 
@@ -404,7 +440,11 @@ function busContract(name: string, target: BusContractTarget): void {
     it("runs every handler in a context of its own, never the sender's (its principal would act for the delivery); a work-queue delivery keeps only the sender's request id", async () => {
       const q = queue('context');
       const t = topic('context');
-      const sender: RequestContext = { requestId: 'req-a', tenant: 'demo', principal: { tenant: 'demo', tokenId: 1, userId: 1, scopes: ['*'], isAdmin: true } };
+      const sender: RequestContext = {
+        requestId: 'req-a',
+        tenant: 'demo',
+        principal: { tenant: 'demo', tokenId: 1, userId: 1, scopes: ['*'], isAdmin: true },
+      };
       const seen: Array<RequestContext | undefined> = [];
       await bus.consume(q, async () => void seen.push(currentContext()));
       await bus.subscribe(t, async () => void seen.push(currentContext()));
@@ -442,7 +482,10 @@ function busContract(name: string, target: BusContractTarget): void {
       const invalid = (e: unknown) => isAppError(e) && e.code === 'invalid_argument';
       await assert.rejects(bus.send('has space', 1), invalid);
       await assert.rejects(bus.publish('', 1), invalid);
-      await assert.rejects(bus.consume(queue('bad'), async () => undefined, { prefetch: 0 }), invalid);
+      await assert.rejects(
+        bus.consume(queue('bad'), async () => undefined, { prefetch: 0 }),
+        invalid,
+      );
     });
   });
 }

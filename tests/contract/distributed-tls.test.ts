@@ -23,13 +23,43 @@ describe('separate targets over mutual TLS, as the chart configures them', funct
     dir = mkdtempSync(join(tmpdir(), 'supply-tls-'));
     const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
     try {
-      openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=supply-ca', '-keyout', 'ca.key', '-out', 'ca.crt');
+      openssl(
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=supply-ca',
+        '-keyout',
+        'ca.key',
+        '-out',
+        'ca.crt',
+      );
     } catch {
       this.skip(); // no openssl on this machine
     }
     writeFileSync(join(dir, 'ext.cnf'), 'subjectAltName=DNS:supply-planning.internal\nextendedKeyUsage=serverAuth,clientAuth\n');
     openssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=supply-planning.internal', '-keyout', 'tls.key', '-out', 'tls.csr');
-    openssl('x509', '-req', '-in', 'tls.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '1', '-extfile', 'ext.cnf', '-out', 'tls.crt');
+    openssl(
+      'x509',
+      '-req',
+      '-in',
+      'tls.csr',
+      '-CA',
+      'ca.crt',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-days',
+      '1',
+      '-extfile',
+      'ext.cnf',
+      '-out',
+      'tls.crt',
+    );
     base = await freePortRange(9);
     env = {
       GRPC_BASE_PORT: String(base),
@@ -48,7 +78,13 @@ describe('separate targets over mutual TLS, as the chart configures them', funct
     };
     const start = async (target: string, extra: Record<string, string> = {}) => {
       const config = loadConfig({ target }, { ...env, DATA_DIR: join(dir, target), ...extra });
-      procs.push(await runModules(config, createLogger('silent'), ALL_MODULES.filter((m) => m.name === target)));
+      procs.push(
+        await runModules(
+          config,
+          createLogger('silent'),
+          ALL_MODULES.filter((m) => m.name === target),
+        ),
+      );
     };
     await start('tokens', { GRPC_HEALTH_PORT: String(base + 6) });
     await start('reference', { GRPC_HEALTH_PORT: String(base + 7) });

@@ -14,12 +14,14 @@ type Json = Record<string, any>;
 
 /** `for r in a b c; do BODY done` with a plain word list, unrolled (`$r` in BODY replaced). */
 function unrollLoops(script: string): string {
-  return script.replace(/^([ \t]*)for (\w+) in ([\w .-]+); do\n([\s\S]*?)\n\1done$/gm, (_all, _indent, name: string, words: string, body: string) =>
-    words
-      .trim()
-      .split(/\s+/)
-      .map((word) => body.replace(new RegExp(`\\$\\{?${name}\\b\\}?`, 'g'), word))
-      .join('\n'),
+  return script.replace(
+    /^([ \t]*)for (\w+) in ([\w .-]+); do\n([\s\S]*?)\n\1done$/gm,
+    (_all, _indent, name: string, words: string, body: string) =>
+      words
+        .trim()
+        .split(/\s+/)
+        .map((word) => body.replace(new RegExp(`\\$\\{?${name}\\b\\}?`, 'g'), word))
+        .join('\n'),
   );
 }
 
@@ -103,7 +105,7 @@ describe('docs: curl examples cover the API', () => {
       '  curl -s "$API/demo/api/v1/$r?per_page=2" -H "Authorization: Bearer $TOKEN"; echo',
       'done',
       "JOB=$(curl -s -X POST $API/demo/api/v1/sales -H 'Accept: application/json' \\",
-      "  -d '{\"payload\":[',",
+      '  -d \'{"payload":[\',',
       "     1]}' | job_of)",
       'curl -s -X DELETE $API/demo/api/v1/tokens/$ID -w "%{http_code}"',
       'curl -s $API/demo/api/v1/items -F file=@x.csv',

@@ -16,10 +16,22 @@ describe('readiness of separate targets', function () {
   const credential = 'c'.repeat(32);
   const start = async (target: string, extra: Record<string, string | number> = {}) => {
     const config = loadConfig(
-      { target, GRPC_BASE_PORT: base, PORT: base + 5, DATA_DIR: join(dataDir, target), SERVICE_CREDENTIAL: credential, LOG_LEVEL: 'silent', ...extra },
+      {
+        target,
+        GRPC_BASE_PORT: base,
+        PORT: base + 5,
+        DATA_DIR: join(dataDir, target),
+        SERVICE_CREDENTIAL: credential,
+        LOG_LEVEL: 'silent',
+        ...extra,
+      },
       {},
     );
-    const proc = await runModules(config, createLogger(config.LOG_LEVEL), ALL_MODULES.filter((m) => m.name === target));
+    const proc = await runModules(
+      config,
+      createLogger(config.LOG_LEVEL),
+      ALL_MODULES.filter((m) => m.name === target),
+    );
     procs.push(proc);
     return proc;
   };
@@ -56,7 +68,7 @@ describe('readiness of separate targets', function () {
   it('a service started later shows on /readyz, and its plaintext health port answers liveness and readiness', async () => {
     await start('tokens', { GRPC_HEALTH_PORT: base + 6 });
     // The gateway's channel retries on its reconnect backoff (about a second at first).
-    for (const t0 = Date.now(); !(await readyz()).body.services?.tokens; ) {
+    for (const t0 = Date.now(); !(await readyz()).body.services?.tokens;) {
       assert.ok(Date.now() - t0 < 10_000, 'tokens never showed ready');
       await new Promise((r) => setTimeout(r, 200));
     }

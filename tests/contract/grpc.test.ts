@@ -35,11 +35,51 @@ describe('gRPC services from the .proto files alone (@grpc/proto-loader)', funct
   after(() => sys?.stop());
 
   const cases: Array<[string, string, string[], string, string, object, (res: any) => void]> = [
-    ['tokens', 'supply/tokens/v1/tokens.proto', ['supply', 'tokens', 'v1'], 'TokenService', 'GetTenant', { slug: 'demo' }, (r) => assert.equal(r.public_api_enabled, true)],
-    ['reference', 'supply/reference/v1/reference.proto', ['supply', 'reference', 'v1'], 'ReferenceService', 'ListUoms', { page: { page: 1, per_page: 10 } }, (r) => assert.equal(r.page.total, 3)],
-    ['transactional', 'supply/transactional/v1/transactional.proto', ['supply', 'transactional', 'v1'], 'TransactionalService', 'ListSales', { after_id: 0, limit: 10 }, (r) => assert.ok(Array.isArray(r.records))],
-    ['compute', 'supply/compute/v1/compute.proto', ['supply', 'compute', 'v1'], 'ComputeService', 'ListModelRuns', { limit: 5 }, (r) => assert.ok(Array.isArray(r.runs))],
-    ['workflows', 'supply/workflows/v1/workflows.proto', ['supply', 'workflows', 'v1'], 'WorkflowService', 'GetJob', { job_id: 999999 }, () => assert.fail('unknown job must be NOT_FOUND')],
+    [
+      'tokens',
+      'supply/tokens/v1/tokens.proto',
+      ['supply', 'tokens', 'v1'],
+      'TokenService',
+      'GetTenant',
+      { slug: 'demo' },
+      (r) => assert.equal(r.public_api_enabled, true),
+    ],
+    [
+      'reference',
+      'supply/reference/v1/reference.proto',
+      ['supply', 'reference', 'v1'],
+      'ReferenceService',
+      'ListUoms',
+      { page: { page: 1, per_page: 10 } },
+      (r) => assert.equal(r.page.total, 3),
+    ],
+    [
+      'transactional',
+      'supply/transactional/v1/transactional.proto',
+      ['supply', 'transactional', 'v1'],
+      'TransactionalService',
+      'ListSales',
+      { after_id: 0, limit: 10 },
+      (r) => assert.ok(Array.isArray(r.records)),
+    ],
+    [
+      'compute',
+      'supply/compute/v1/compute.proto',
+      ['supply', 'compute', 'v1'],
+      'ComputeService',
+      'ListModelRuns',
+      { limit: 5 },
+      (r) => assert.ok(Array.isArray(r.runs)),
+    ],
+    [
+      'workflows',
+      'supply/workflows/v1/workflows.proto',
+      ['supply', 'workflows', 'v1'],
+      'WorkflowService',
+      'GetJob',
+      { job_id: 999999 },
+      () => assert.fail('unknown job must be NOT_FOUND'),
+    ],
   ];
 
   for (const [name, file, pkg, service, method, req, check] of cases) {
@@ -59,7 +99,10 @@ describe('gRPC services from the .proto files alone (@grpc/proto-loader)', funct
   }
 
   it('reports each service SERVING over grpc.health.v1', async () => {
-    for (const [name, fqn] of [['tokens', 'supply.tokens.v1.TokenService'], ['workflows', 'supply.workflows.v1.WorkflowService']] as const) {
+    for (const [name, fqn] of [
+      ['tokens', 'supply.tokens.v1.TokenService'],
+      ['workflows', 'supply.workflows.v1.WorkflowService'],
+    ] as const) {
       const health = loadService('grpc/health/v1/health.proto', ['grpc', 'health', 'v1'], 'Health', sys.config.peers[name]);
       const res = await call(health, 'Check', { service: fqn }, new grpc.Metadata());
       assert.equal(res.status, 'SERVING');
@@ -68,7 +111,12 @@ describe('gRPC services from the .proto files alone (@grpc/proto-loader)', funct
   });
 
   it('keeps tenants apart: the tenant comes from metadata, not the request', async () => {
-    const client = loadService('supply/reference/v1/reference.proto', ['supply', 'reference', 'v1'], 'ReferenceService', sys.config.peers.reference);
+    const client = loadService(
+      'supply/reference/v1/reference.proto',
+      ['supply', 'reference', 'v1'],
+      'ReferenceService',
+      sys.config.peers.reference,
+    );
     const res = await call(client, 'ListUoms', { page: { page: 1, per_page: 10 } }, md(true, 'nobody'));
     assert.equal(res.page.total, 0);
     client.close();

@@ -35,7 +35,14 @@ export function meterContract(name: string, open: () => Promise<Meter>, options:
     it('lets exactly `limit` requests through a window, then refuses with remaining 0 and the time left', async () => {
       const rate = { key: key('rl'), limit: 3, windowSeconds: 60 };
       const passed = [await meter.check(rate), await meter.check(rate), await meter.check(rate)];
-      assert.deepEqual(passed.map((d) => [d.allowed, d.rate.remaining]), [[true, 2], [true, 1], [true, 0]]);
+      assert.deepEqual(
+        passed.map((d) => [d.allowed, d.rate.remaining]),
+        [
+          [true, 2],
+          [true, 1],
+          [true, 0],
+        ],
+      );
       assert.equal(passed[0]!.rate.resetSeconds, 60);
       for (let i = 0; i < 2; i++) {
         const refused = await meter.check(rate);
@@ -67,8 +74,14 @@ export function meterContract(name: string, open: () => Promise<Meter>, options:
       const decisions = await Promise.all(Array.from({ length: 200 }, () => meter.check(rate)));
       const allowed = decisions.filter((d) => d.allowed);
       assert.equal(allowed.length, 50);
-      assert.deepEqual(allowed.map((d) => d.rate.remaining).sort((a, b) => a - b), Array.from({ length: 50 }, (_, i) => i));
-      assert.equal(count(decisions, (d) => d.refusedBy === 'rate'), 150);
+      assert.deepEqual(
+        allowed.map((d) => d.rate.remaining).sort((a, b) => a - b),
+        Array.from({ length: 50 }, (_, i) => i),
+      );
+      assert.equal(
+        count(decisions, (d) => d.refusedBy === 'rate'),
+        150,
+      );
     });
 
     if (options.sharedAcrossInstances) {
@@ -77,7 +90,10 @@ export function meterContract(name: string, open: () => Promise<Meter>, options:
         try {
           const rate = { key: key('rl'), limit: 50, windowSeconds: 60 };
           const decisions = await Promise.all(Array.from({ length: 200 }, (_, i) => (i % 2 ? other : meter).check(rate)));
-          assert.equal(count(decisions, (d) => d.allowed), 50);
+          assert.equal(
+            count(decisions, (d) => d.allowed),
+            50,
+          );
         } finally {
           await other.close();
         }
@@ -88,8 +104,14 @@ export function meterContract(name: string, open: () => Promise<Meter>, options:
       const rate = { key: key('rl'), limit: 1_000, windowSeconds: 60 };
       const credit = { key: key('cr'), cost: 1, allowance: 10, ttlSeconds: 60 };
       const decisions = await Promise.all(Array.from({ length: 100 }, () => meter.check(rate, credit)));
-      assert.equal(count(decisions, (d) => d.allowed), 10);
-      assert.equal(count(decisions, (d) => d.refusedBy === 'credits'), 90);
+      assert.equal(
+        count(decisions, (d) => d.allowed),
+        10,
+      );
+      assert.equal(
+        count(decisions, (d) => d.refusedBy === 'credits'),
+        90,
+      );
       assert.equal(await meter.creditBalance(credit.key), 0);
       // Credit refusals took no rate tokens: only the 10 spends count against the window.
       assert.equal((await meter.check(rate)).rate.remaining, 1_000 - 11);

@@ -26,11 +26,14 @@ describe('OpenAPI conformance tooling', function () {
     // /healthz answers only 200 and 431; without the 431 it has no 4xx.
     delete doc.paths['/healthz'].get.responses['431'];
     writeFileSync(join(dir, 'bad.json'), JSON.stringify(doc));
-    await assert.rejects(run('npx', ['redocly', 'lint', join(dir, 'bad.json'), '--config', 'redocly.yaml'], { cwd: ROOT }), (err: { stdout: string; stderr: string }) => {
-      assert.match(err.stdout + err.stderr, /operation-operationId-unique/);
-      assert.match(err.stdout + err.stderr, /operation-4xx-response/);
-      return true;
-    });
+    await assert.rejects(
+      run('npx', ['redocly', 'lint', join(dir, 'bad.json'), '--config', 'redocly.yaml'], { cwd: ROOT }),
+      (err: { stdout: string; stderr: string }) => {
+        assert.match(err.stdout + err.stderr, /operation-operationId-unique/);
+        assert.match(err.stdout + err.stderr, /operation-4xx-response/);
+        return true;
+      },
+    );
   });
 
   describe('the response validator of the e2e suite', () => {
@@ -42,7 +45,13 @@ describe('OpenAPI conformance tooling', function () {
       new Headers({ 'content-type': 'application/json; charset=utf-8', 'x-request-id': 'abc', ...extra });
 
     it('accepts a documented answer', () => {
-      assert.deepEqual(validator.check({ method: 'GET', url }, { status: 200, headers: headers({ RateLimit: '"default";r=1;t=2', 'Credits-Remaining': '5' }), body: JSON.stringify(ok) }).problems, []);
+      assert.deepEqual(
+        validator.check(
+          { method: 'GET', url },
+          { status: 200, headers: headers({ RateLimit: '"default";r=1;t=2', 'Credits-Remaining': '5' }), body: JSON.stringify(ok) },
+        ).problems,
+        [],
+      );
     });
 
     it('refuses an undocumented status, a body off its schema, a missing X-Request-Id and a malformed header', () => {
@@ -64,9 +73,22 @@ describe('OpenAPI conformance tooling', function () {
 
     it('refuses anything but a 404, 405, 503 or 504 problem on an API path the document does not name', () => {
       const unknown = 'http://127.0.0.1:1/acme/api/v1/nothing-here';
-      assert.match(validator.check({ method: 'GET', url: unknown }, { status: 200, headers: headers(), body: '{}' }).problems.join(''), /not in the document/);
-      const problem = { type: '/problems/not-found', title: 'Not found', status: 404, detail: 'No route.', instance: '/acme/api/v1/nothing-here', request_id: 'abc' };
-      assert.deepEqual(validator.check({ method: 'GET', url: unknown }, { status: 404, headers: headers(), body: JSON.stringify(problem) }).problems, []);
+      assert.match(
+        validator.check({ method: 'GET', url: unknown }, { status: 200, headers: headers(), body: '{}' }).problems.join(''),
+        /not in the document/,
+      );
+      const problem = {
+        type: '/problems/not-found',
+        title: 'Not found',
+        status: 404,
+        detail: 'No route.',
+        instance: '/acme/api/v1/nothing-here',
+        request_id: 'abc',
+      };
+      assert.deepEqual(
+        validator.check({ method: 'GET', url: unknown }, { status: 404, headers: headers(), body: JSON.stringify(problem) }).problems,
+        [],
+      );
     });
   });
 });

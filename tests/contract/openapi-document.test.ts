@@ -31,25 +31,37 @@ describe('OpenAPI document', () => {
   it('gives every API operation its 4xx answers, X-Request-Id, and the metering headers where metered', () => {
     for (const { op } of apiOperations) {
       const statuses = Object.keys(op.responses);
-      assert.ok(statuses.some((s) => s.startsWith('4')), op.operationId);
+      assert.ok(
+        statuses.some((s) => s.startsWith('4')),
+        op.operationId,
+      );
       assert.ok(statuses.includes('404') && statuses.includes('503'), op.operationId);
       const success = statuses.filter((s) => s.startsWith('2')).map((s) => op.responses[s]);
       assert.ok(success.length > 0, op.operationId);
       for (const answer of success) {
         assert.ok(answer.headers['X-Request-Id'], op.operationId);
-        if (op['x-credit-cost'] !== undefined) assert.ok(answer.headers['RateLimit'] && answer.headers['Credits-Remaining'], op.operationId);
+        if (op['x-credit-cost'] !== undefined)
+          assert.ok(answer.headers['RateLimit'] && answer.headers['Credits-Remaining'], op.operationId);
       }
       if (op.security?.length !== 0) assert.ok(statuses.includes('401') && statuses.includes('429'), op.operationId);
     }
   });
 
   it('answers syncs, imports and view runs with 202 and the job, and documents their bodies (JSON and multipart)', () => {
-    for (const path of ['/{tenant}/api/v1/workflows/sync-sales', '/{tenant}/api/v1/workflows/sync-inventory/import', '/{tenant}/api/v1/forecasts/generate', '/{tenant}/api/v1/supply-plans/generate']) {
+    for (const path of [
+      '/{tenant}/api/v1/workflows/sync-sales',
+      '/{tenant}/api/v1/workflows/sync-inventory/import',
+      '/{tenant}/api/v1/forecasts/generate',
+      '/{tenant}/api/v1/supply-plans/generate',
+    ]) {
       const op = doc.paths[path].post;
       assert.ok(op.responses['202'], path);
       assert.ok(op.responses['202'].headers.Location, path);
       assert.ok(op.requestBody?.content, path);
-      assert.ok(op.parameters.some((p: Json) => p.name === 'Idempotency-Key' && p.in === 'header'), path);
+      assert.ok(
+        op.parameters.some((p: Json) => p.name === 'Idempotency-Key' && p.in === 'header'),
+        path,
+      );
     }
     assert.ok(doc.paths['/{tenant}/api/v1/workflows/sync-sales/import'].post.requestBody.content['multipart/form-data']);
     assert.equal(doc.components.schemas.Job.type, 'object');
@@ -74,7 +86,13 @@ describe('OpenAPI document', () => {
   });
 
   it('documents Sunset on exactly the routes with a decided sunset (DECISIONS: the legacy token exchange); the others say none is announced', () => {
-    const resolve = (node: Json): Json => (typeof node?.$ref === 'string' ? node.$ref.slice(2).split('/').reduce((n: Json, k: string) => n[k], doc) : node);
+    const resolve = (node: Json): Json =>
+      typeof node?.$ref === 'string'
+        ? node.$ref
+            .slice(2)
+            .split('/')
+            .reduce((n: Json, k: string) => n[k], doc)
+        : node;
     const withSunsetHeader = operations
       .filter(({ op }) => Object.values(op.responses as Json).some((r) => Object.keys(resolve(r).headers ?? {}).includes('Sunset')))
       .map(({ op }) => op.operationId);
@@ -88,7 +106,13 @@ describe('OpenAPI document', () => {
   });
 
   it('answers every 4xx but 401 with a problem (application/problem+json), and 401 in the Laravel shape', () => {
-    const resolve = (node: Json): Json => (typeof node?.$ref === 'string' ? node.$ref.slice(2).split('/').reduce((n: Json, k: string) => n[k], doc) : node);
+    const resolve = (node: Json): Json =>
+      typeof node?.$ref === 'string'
+        ? node.$ref
+            .slice(2)
+            .split('/')
+            .reduce((n: Json, k: string) => n[k], doc)
+        : node;
     let checked = 0;
     for (const { op } of operations) {
       for (const [status, raw] of Object.entries(op.responses as Json)) {
@@ -113,9 +137,13 @@ describe('OpenAPI document', () => {
     };
     const answers: Array<[string, string, Json]> = [
       ...operations.flatMap(({ path, method, op }) =>
-        Object.entries(op.responses as Json).filter(([, r]) => !r.$ref).map(([s, r]) => [`${op.operationId} ${s}`, pointer('paths', path, method, 'responses', s), r] as [string, string, Json]),
+        Object.entries(op.responses as Json)
+          .filter(([, r]) => !r.$ref)
+          .map(([s, r]) => [`${op.operationId} ${s}`, pointer('paths', path, method, 'responses', s), r] as [string, string, Json]),
       ),
-      ...Object.entries(doc.components.responses as Json).map(([name, r]) => [name, pointer('components', 'responses', name), r] as [string, string, Json]),
+      ...Object.entries(doc.components.responses as Json).map(
+        ([name, r]) => [name, pointer('components', 'responses', name), r] as [string, string, Json],
+      ),
     ];
     let checked = 0;
     for (const [where, at, answer] of answers) {

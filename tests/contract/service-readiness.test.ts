@@ -47,10 +47,23 @@ describe('service readiness follows the broker', function () {
     const credential = randomBytes(32).toString('base64url');
     for (const target of SERVICE_NAMES) {
       const config = loadConfig(
-        { target, GRPC_BASE_PORT: base, DATA_DIR: join(dataDir, target), SERVICE_CREDENTIAL: credential, LOG_LEVEL: 'silent', METRICS_PORT: 0 },
+        {
+          target,
+          GRPC_BASE_PORT: base,
+          DATA_DIR: join(dataDir, target),
+          SERVICE_CREDENTIAL: credential,
+          LOG_LEVEL: 'silent',
+          METRICS_PORT: 0,
+        },
         { AMQP_URL: viaRelay.toString(), BUS_NAMESPACE: namespace },
       );
-      procs.push(await runModules(config, createLogger(config.LOG_LEVEL), ALL_MODULES.filter((m) => m.name === target)));
+      procs.push(
+        await runModules(
+          config,
+          createLogger(config.LOG_LEVEL),
+          ALL_MODULES.filter((m) => m.name === target),
+        ),
+      );
     }
     clients = createClients(loadConfig({ target: 'gateway', GRPC_BASE_PORT: base, SERVICE_CREDENTIAL: credential, DATA_DIR: dataDir }, {}));
   });

@@ -80,7 +80,10 @@ function crashSuite(name: string, mongodbUrl: string | undefined): void {
         assert.ok(stored >= acknowledged.length, `${stored} stored < ${acknowledged.length} acknowledged`);
         const after = await writes.insertMany(Array.from({ length: 20 }, (_, i) => ({ token: `after-${i}` })));
         const highest = Math.max(...acknowledged.map((ack) => ack.id));
-        assert.ok(after.every((document) => (document._id as number) > highest), 'the sequence resumes above every acknowledged id');
+        assert.ok(
+          after.every((document) => (document._id as number) > highest),
+          'the sequence resumes above every acknowledged id',
+        );
       } finally {
         await store.close();
       }

@@ -59,7 +59,12 @@ function load(start: string, count: number) {
 
 /** Every row of the load is stored exactly once, with its own quantity. */
 async function assertLoadedOnce(clients: Clients, rows: ReturnType<typeof load>) {
-  const stored = await salesRecords(clients, 'demo', { customer_group_names: ['Retail'], sale_type_names: ['History'], sell_date_from: rows.from, sell_date_to: rows.to });
+  const stored = await salesRecords(clients, 'demo', {
+    customer_group_names: ['Retail'],
+    sale_type_names: ['History'],
+    sell_date_from: rows.from,
+    sell_date_to: rows.to,
+  });
   const mine = stored.filter((r) => ITEMS.includes(r.item_name));
   assert.equal(mine.length, rows.rows.length, 'one record per accepted row');
   const want = new Map(rows.rows.map((r) => [`${r.item_name}|${r.sell_date}`, r.quantity]));
@@ -87,7 +92,8 @@ async function midJob(clients: Clients, token: string, jobId: number): Promise<v
   const t0 = Date.now();
   for (;;) {
     const job = await readJob({ clients }, 'demo', token, jobId);
-    if (['succeeded', 'failed', 'partially_succeeded'].includes(job.status)) throw new Error(`job ${jobId} finished before the fault: ${JSON.stringify(job)}`);
+    if (['succeeded', 'failed', 'partially_succeeded'].includes(job.status))
+      throw new Error(`job ${jobId} finished before the fault: ${JSON.stringify(job)}`);
     if (job.progress.processed > 0) return;
     if (Date.now() - t0 > 60_000) throw new Error(`job ${jobId} did not start: ${JSON.stringify(job)}`);
     await new Promise((r) => setTimeout(r, 20));
@@ -122,7 +128,8 @@ describe('workflows faults', function () {
     const ctx = { context: { requestId: 'faults', tenant: 'demo' } };
     return eventually('a token', async () => {
       await clients.tokens.updateTenant({ slug: 'demo', rate_limit: 100_000 }, ctx);
-      return (await clients.tokens.createToken({ user_email: 'planner@demo.test', name: 'faults', scopes: ['*'], expires_at: '' }, ctx)).plain_text_token;
+      return (await clients.tokens.createToken({ user_email: 'planner@demo.test', name: 'faults', scopes: ['*'], expires_at: '' }, ctx))
+        .plain_text_token;
     });
   }
 
@@ -136,7 +143,9 @@ describe('workflows faults', function () {
       AMQP_URL: AMQP_URL!,
       BUS_NAMESPACE: namespace(),
     };
-    const clients = createClients(loadConfig({ target: 'gateway', GRPC_BASE_PORT: base, SERVICE_CREDENTIAL: env.SERVICE_CREDENTIAL, DATA_DIR: dataDir }, {}));
+    const clients = createClients(
+      loadConfig({ target: 'gateway', GRPC_BASE_PORT: base, SERVICE_CREDENTIAL: env.SERVICE_CREDENTIAL, DATA_DIR: dataDir }, {}),
+    );
     try {
       procs.push(spawnRunner('tokens', { ...env, SEED_DEMO: '1' }), spawnRunner('reference', { ...env, SEED_DEMO: '1' }));
       await eventually('reference up', async () => ((await clients.health('reference')) ? true : undefined));
@@ -144,12 +153,18 @@ describe('workflows faults', function () {
       let worker = spawnRunner('workflows', env);
       procs.push(worker, spawnRunner('gateway', { ...env, PORT: String(base + 5) }));
       const gateway = { baseUrl: `http://127.0.0.1:${base + 5}` };
-      await eventually('services up', async () => ((await clients.health('transactional')) && (await clients.health('workflows')) ? true : undefined));
+      await eventually('services up', async () =>
+        (await clients.health('transactional')) && (await clients.health('workflows')) ? true : undefined,
+      );
       await eventually('gateway up', async () => ((await fetch(`${gateway.baseUrl}/healthz`)).ok ? true : undefined));
       const token = await plannerToken(clients);
 
       const rows = load('2045-01-01', 30_000);
-      const res = await postFile(gateway, '/demo/api/v1/workflows/sync-sales/import', { token, file: rows.csv, fields: { 'options[continue_on_error]': 'true' } });
+      const res = await postFile(gateway, '/demo/api/v1/workflows/sync-sales/import', {
+        token,
+        file: rows.csv,
+        fields: { 'options[continue_on_error]': 'true' },
+      });
       assert.equal(res.status, 202, res.text);
       const jobId = res.body.data[0].job_id;
       await midJob(clients, token, jobId);
@@ -173,10 +188,16 @@ describe('workflows faults', function () {
     try {
       const token = await plannerToken(sys.clients);
       const rows = load('2046-01-01', 20_000);
-      const res = await postFile(sys, '/demo/api/v1/workflows/sync-sales/import', { token, file: rows.csv, fields: { 'options[continue_on_error]': 'false' } });
+      const res = await postFile(sys, '/demo/api/v1/workflows/sync-sales/import', {
+        token,
+        file: rows.csv,
+        fields: { 'options[continue_on_error]': 'false' },
+      });
       assert.equal(res.status, 202, res.text);
       const jobId = res.body.data[0].job_id;
-      await eventually('validation under way', async () => ((await readJob(sys, 'demo', token, jobId)).status === 'running' ? true : undefined));
+      await eventually('validation under way', async () =>
+        (await readJob(sys, 'demo', token, jobId)).status === 'running' ? true : undefined,
+      );
       await run('rabbitmqctl', ['close_all_connections', 'workflows fault test']);
       const during = await eventually('the job after the close', () => readJob(sys, 'demo', token, jobId));
       assert.ok(!['succeeded', 'failed', 'partially_succeeded'].includes(during.status), 'the connections closed while the job ran');
@@ -199,7 +220,9 @@ describe('workflows faults', function () {
       DATA_DIR: dataDir,
       ...(bus === 'rabbitmq' ? { AMQP_URL: AMQP_URL!, BUS_NAMESPACE: namespace() } : {}),
     };
-    const clients = createClients(loadConfig({ target: 'gateway', GRPC_BASE_PORT: base, SERVICE_CREDENTIAL: env.SERVICE_CREDENTIAL, DATA_DIR: dataDir }, {}));
+    const clients = createClients(
+      loadConfig({ target: 'gateway', GRPC_BASE_PORT: base, SERVICE_CREDENTIAL: env.SERVICE_CREDENTIAL, DATA_DIR: dataDir }, {}),
+    );
     const system = { baseUrl: `http://127.0.0.1:${base + 5}` };
     try {
       let all = spawnRunner('all', env);
@@ -207,7 +230,11 @@ describe('workflows faults', function () {
       await eventually('all-in-one up', async () => ((await fetch(`${system.baseUrl}/readyz`)).ok ? true : undefined), 60_000);
       const token = await plannerToken(clients);
       const rows = load('2047-01-01', 20_000);
-      const res = await postFile(system, '/demo/api/v1/workflows/sync-sales/import', { token, file: rows.csv, fields: { 'options[continue_on_error]': 'true' } });
+      const res = await postFile(system, '/demo/api/v1/workflows/sync-sales/import', {
+        token,
+        file: rows.csv,
+        fields: { 'options[continue_on_error]': 'true' },
+      });
       assert.equal(res.status, 202, res.text);
       const jobId = res.body.data[0].job_id;
       await midJob(clients, token, jobId);
@@ -233,7 +260,11 @@ describe('workflows faults', function () {
       const workflows = sys.proc.modules.get('workflows')!;
       await workflows.stop();
       const rows = load('2048-01-01', 2_500);
-      const res = await postFile(sys, '/demo/api/v1/workflows/sync-sales/import', { token, file: rows.csv, fields: { 'options[continue_on_error]': 'true' } });
+      const res = await postFile(sys, '/demo/api/v1/workflows/sync-sales/import', {
+        token,
+        file: rows.csv,
+        fields: { 'options[continue_on_error]': 'true' },
+      });
       assert.equal(res.status, 202, res.text);
       const jobId = res.body.data[0].job_id;
       const store = await sys.proc.deps.openStore('workflows');
@@ -246,13 +277,27 @@ describe('workflows faults', function () {
       assert.equal(job.status, 'partially_succeeded', JSON.stringify(job));
       assert.deepEqual(job.result, { created: 1_500, updated: 0, deleted: 0, unchanged: 0, failed: 1_000 });
       assert.deepEqual(job.progress, { processed: 2_500, total: 2_500 });
-      assert.match(job.message, /Chunk 1 \(rows 1000-1999\) was not loaded: it failed with an internal error\. It went to the dead-letter queue\./);
+      assert.match(
+        job.message,
+        /Chunk 1 \(rows 1000-1999\) was not loaded: it failed with an internal error\. It went to the dead-letter queue\./,
+      );
       const chunkError = job.errors.find((e: { field: string }) => e.field === 'chunk.1');
-      assert.deepEqual(chunkError && { row: chunkError.row, field: chunkError.field }, { row: 1000, field: 'chunk.1' }, JSON.stringify(job.errors));
+      assert.deepEqual(
+        chunkError && { row: chunkError.row, field: chunkError.field },
+        { row: 1000, field: 'chunk.1' },
+        JSON.stringify(job.errors),
+      );
       assert.match(chunkError.message, /^Chunk 1 \(rows 1000-1999\) was not loaded: it failed with an internal error\./);
       const dead = await (await sys.proc.deps.bus()).deadLetters<{ job_id: number; seq: number; step: string }>(CHUNKS_QUEUE, 1000);
-      assert.deepEqual(dead.filter((m) => m.body.job_id === jobId).map((m) => [m.body.seq, m.body.step]), [[1, 'load']]);
-      const stored = await salesRecords(sys.clients, 'demo', { customer_group_names: ['Retail'], sell_date_from: rows.from, sell_date_to: rows.to });
+      assert.deepEqual(
+        dead.filter((m) => m.body.job_id === jobId).map((m) => [m.body.seq, m.body.step]),
+        [[1, 'load']],
+      );
+      const stored = await salesRecords(sys.clients, 'demo', {
+        customer_group_names: ['Retail'],
+        sell_date_from: rows.from,
+        sell_date_to: rows.to,
+      });
       assert.equal(stored.filter((r) => ITEMS.includes(r.item_name)).length, 1_500, 'chunks 0 and 2 loaded');
     } finally {
       await sys.stop();

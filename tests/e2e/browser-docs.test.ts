@@ -67,7 +67,10 @@ describe('browser: the API reference at /docs', function () {
     });
     await page.goto('/docs');
     await page.locator('input[placeholder="Token"]:visible').first().fill(token);
-    await page.getByRole('button', { name: /Test Request/ }).first().click();
+    await page
+      .getByRole('button', { name: /Test Request/ })
+      .first()
+      .click();
     const answered = page.waitForResponse((r) => r.url() === `${sys.baseUrl}/demo/api/v1/uoms` && r.request().method() === 'GET');
     await page.getByRole('button', { name: /^Send/ }).first().click();
     const answer = await answered;
@@ -75,7 +78,10 @@ describe('browser: the API reference at /docs', function () {
     await page.getByText('200 OK').first().waitFor();
     await page.getByText('"abbreviation"').first().waitFor();
     await page.screenshot({ path: join(shots, 'try-it-out.png') });
-    assert.deepEqual(sent.map((s) => s.authorization), [`Bearer ${token}`]);
+    assert.deepEqual(
+      sent.map((s) => s.authorization),
+      [`Bearer ${token}`],
+    );
     assert.deepEqual(foreign, []);
   });
 

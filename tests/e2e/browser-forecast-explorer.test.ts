@@ -32,17 +32,34 @@ describe('browser: the forecast explorer page', function () {
     sys = await startSystem();
     await sys.clients.tokens.updateTenant({ slug: 'demo', rate_limit: 100_000 }, call);
     token = await sys.tokenFor('demo', 'planner@demo.test', ['*']);
-    const started = await api(sys, '/demo/api/v1/forecasts/generate', { method: 'POST', token, body: { item_name: 'SKU-0020', forecast_periods: 12 } });
+    const started = await api(sys, '/demo/api/v1/forecasts/generate', {
+      method: 'POST',
+      token,
+      body: { item_name: 'SKU-0020', forecast_periods: 12 },
+    });
     assert.equal(started.status, 202, started.text);
     assert.equal((await waitForJob(sys, 'demo', token, started.body.data[0].job_id, 90_000)).status, 'succeeded');
-    const planned = await api(sys, '/demo/api/v1/supply-plans/generate', { method: 'POST', token, body: { mode: 'standard', item_name: 'SKU-0020', location_name: 'DC-East' } });
+    const planned = await api(sys, '/demo/api/v1/supply-plans/generate', {
+      method: 'POST',
+      token,
+      body: { mode: 'standard', item_name: 'SKU-0020', location_name: 'DC-East' },
+    });
     assert.equal(planned.status, 200, planned.text);
     itemLocationId = planned.body.data[0].item_location_id;
     const runs = await api(sys, '/demo/api/v1/forecasts/runs?per_page=1', { token });
     const detail = await api(sys, `/demo/api/v1/forecasts/runs/${runs.body.data[0].id}?filter[customer_group_name]=Retail`, { token });
     const series = detail.body.data[0].series[0];
-    const history = await api(sys, '/demo/api/v1/sales-data?filter[sale_type_name]=History&filter[item_name]=SKU-0020&filter[customer_group_name]=Retail&per_page=5000', { token });
-    retail = { customer_group_id: series.customer_group_id, model: series.model, periods: series.periods.length, history: history.body.data.length };
+    const history = await api(
+      sys,
+      '/demo/api/v1/sales-data?filter[sale_type_name]=History&filter[item_name]=SKU-0020&filter[customer_group_name]=Retail&per_page=5000',
+      { token },
+    );
+    retail = {
+      customer_group_id: series.customer_group_id,
+      model: series.model,
+      periods: series.periods.length,
+      history: history.body.data.length,
+    };
     assert.equal(retail.periods, 12);
     assert.ok(retail.history > 0);
     browser = await launchChromium();
@@ -91,10 +108,19 @@ describe('browser: the forecast explorer page', function () {
     const chart = await page.evaluate(() => {
       const u = (globalThis as any).forecastChart;
       // Counted inline: a helper function would be renamed by the test's transpiler, and the page does not know its helper.
-      const [x, history, forecast, lo95, , , hi80] = u.data.map((values: Array<number | null>) => values.filter((v) => v !== null && v !== undefined).length);
+      const [x, history, forecast, lo95, , , hi80] = u.data.map(
+        (values: Array<number | null>) => values.filter((v) => v !== null && v !== undefined).length,
+      );
       return { x, history, forecast, lo95, hi80, canvases: (globalThis as any).document.querySelectorAll('#forecast-chart canvas').length };
     });
-    assert.deepEqual(chart, { x: retail.history + retail.periods, history: retail.history, forecast: retail.periods, lo95: retail.periods, hi80: retail.periods, canvases: 1 });
+    assert.deepEqual(chart, {
+      x: retail.history + retail.periods,
+      history: retail.history,
+      forecast: retail.periods,
+      lo95: retail.periods,
+      hi80: retail.periods,
+      canvases: 1,
+    });
     assert.equal(await page.getAttribute('#forecast-chart', 'data-forecast-points'), String(retail.periods));
     assert.equal(await page.locator('#model').innerText(), retail.model);
     assert.match(await page.locator('#accuracy').innerText(), /^MASE [\d.]+ · RMSSE [\d.]+ · bias -?[\d.]+$/);
@@ -116,7 +142,13 @@ describe('browser: the forecast explorer page', function () {
     // Picking another series reloads the page with its chart.
     const other = await page.locator('#customer-group option').evaluateAll((options) => options.map((o) => (o as any).value as string));
     assert.ok(other.length >= 3, 'DC-East plans Retail, Online and Wholesale');
-    await Promise.all([page.waitForURL(/customer_group_id=/), page.selectOption('#customer-group', other.find((v) => v !== String(retail.customer_group_id))!)]);
+    await Promise.all([
+      page.waitForURL(/customer_group_id=/),
+      page.selectOption(
+        '#customer-group',
+        other.find((v) => v !== String(retail.customer_group_id))!,
+      ),
+    ]);
     await page.waitForSelector('body[data-charts-ready="true"]');
     assert.equal(await page.evaluate(() => (globalThis as any).forecastChart.data[0].length > 12), true);
   });

@@ -7,7 +7,10 @@ import { chromiumMissing, launchChromium } from '../support/browser';
 import { startSystem, type TestSystem } from '../support/system';
 
 /** A raw HTTP exchange: the bytes as sent, not decoded the way fetch would. */
-function raw(url: string, init: { method?: string; headers?: Record<string, string> } = {}): Promise<{ status: number; headers: IncomingHttpHeaders; bytes: Buffer }> {
+function raw(
+  url: string,
+  init: { method?: string; headers?: Record<string, string> } = {},
+): Promise<{ status: number; headers: IncomingHttpHeaders; bytes: Buffer }> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method: init.method ?? 'GET', headers: init.headers }, (res) => {
       const chunks: Buffer[] = [];
@@ -77,7 +80,11 @@ describe('compression and CORS', function () {
     const preflight = (origin: string) =>
       raw(`${sys.baseUrl}/demo/api/v1/uoms`, {
         method: 'OPTIONS',
-        headers: { Origin: origin, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization, content-type, idempotency-key' },
+        headers: {
+          Origin: origin,
+          'Access-Control-Request-Method': 'POST',
+          'Access-Control-Request-Headers': 'authorization, content-type, idempotency-key',
+        },
       });
 
     it('answers a preflight from a listed origin with 204, the allowed headers and a cache lifetime', async () => {
@@ -92,11 +99,15 @@ describe('compression and CORS', function () {
     });
 
     it('lets a listed origin read the answer and its metering headers; any other origin gets no CORS headers', async () => {
-      const ok = await raw(`${sys.baseUrl}/demo/api/v1/uoms`, { headers: { Origin: 'https://planner.example.test', Authorization: `Bearer ${token}`, Accept: 'application/json' } });
+      const ok = await raw(`${sys.baseUrl}/demo/api/v1/uoms`, {
+        headers: { Origin: 'https://planner.example.test', Authorization: `Bearer ${token}`, Accept: 'application/json' },
+      });
       assert.equal(ok.status, 200);
       assert.equal(ok.headers['access-control-allow-origin'], 'https://planner.example.test');
       assert.match(String(ok.headers['access-control-expose-headers']), /Credits-Remaining/);
-      const other = await raw(`${sys.baseUrl}/demo/api/v1/uoms`, { headers: { Origin: 'https://evil.example.test', Authorization: `Bearer ${token}`, Accept: 'application/json' } });
+      const other = await raw(`${sys.baseUrl}/demo/api/v1/uoms`, {
+        headers: { Origin: 'https://evil.example.test', Authorization: `Bearer ${token}`, Accept: 'application/json' },
+      });
       assert.equal(other.headers['access-control-allow-origin'], undefined);
       const otherPreflight = await preflight('https://evil.example.test');
       assert.equal(otherPreflight.headers['access-control-allow-origin'], undefined);
@@ -137,7 +148,12 @@ describe('compression and CORS', function () {
               try {
                 const res = await fetch(url, { headers: { Authorization: `Bearer ${bearer}`, 'Idempotency-Key': 'browser-cors-1' } });
                 const body = (await res.json()) as { data: unknown[] };
-                return { status: res.status, rows: body.data.length, credits: res.headers.get('Credits-Remaining'), requestId: res.headers.get('X-Request-Id') };
+                return {
+                  status: res.status,
+                  rows: body.data.length,
+                  credits: res.headers.get('Credits-Remaining'),
+                  requestId: res.headers.get('X-Request-Id'),
+                };
               } catch (err) {
                 return { error: String(err) };
               }

@@ -14,7 +14,7 @@ const DOCS = join(REPO_ROOT, 'docs');
 /** Areas whose every endpoint must have an example (alphabetical: supply-planning runs before transactional reads plans). */
 const AREAS = ['api', 'forecasting', 'identity', 'metering', 'reference', 'supply-planning', 'transactional', 'workflows'];
 
-describe('docs: every area\'s curl examples run as written', function () {
+describe("docs: every area's curl examples run as written", function () {
   this.timeout(600_000);
   let dir: string;
   let proc: NodeProc | undefined;
@@ -24,12 +24,23 @@ describe('docs: every area\'s curl examples run as written', function () {
     buildOnce();
     dir = mkdtempSync(join(tmpdir(), 'supply-docs-'));
     const base = await freePortRange(6);
-    const env = { PORT: String(base + 5), GRPC_BASE_PORT: String(base), METRICS_PORT: '0', DATA_DIR: join(dir, 'data'), LOG_LEVEL: 'warn', SYNC_JOBS_PER_TENANT: '50' };
+    const env = {
+      PORT: String(base + 5),
+      GRPC_BASE_PORT: String(base),
+      METRICS_PORT: '0',
+      DATA_DIR: join(dir, 'data'),
+      LOG_LEVEL: 'warn',
+      SYNC_JOBS_PER_TENANT: '50',
+    };
     const api = `http://127.0.0.1:${base + 5}`;
     proc = startNode([], env);
     await waitFor(`${api}/readyz`, 60_000);
     const admin = (...args: string[]) =>
-      execFileSync(process.execPath, ['dist/admin.js', ...args], { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8' }).trim();
+      execFileSync(process.execPath, ['dist/admin.js', ...args], {
+        cwd: REPO_ROOT,
+        env: { PATH: process.env.PATH ?? '', ...env },
+        encoding: 'utf8',
+      }).trim();
     // The examples together send more than the default 120 requests a minute of one token.
     admin('limits', 'set', 'demo', '--rate', '100000', '--window', '60');
     const token = admin('token', 'create', 'demo', 'admin@demo.test', '--name', 'docs', '--scopes', '*');
@@ -44,7 +55,9 @@ describe('docs: every area\'s curl examples run as written', function () {
   });
 
   it('every area document has curl examples', () => {
-    const withExamples = readdirSync(DOCS).filter((f) => f.endsWith('.md') && readFileSync(join(DOCS, f), 'utf8').includes(`\n${HEADING}\n`));
+    const withExamples = readdirSync(DOCS).filter(
+      (f) => f.endsWith('.md') && readFileSync(join(DOCS, f), 'utf8').includes(`\n${HEADING}\n`),
+    );
     assert.deepEqual(withExamples.map((f) => f.replace(/\.md$/, '')).sort(), AREAS);
   });
 

@@ -67,7 +67,10 @@ describe('forecast run diagnostics: GET /forecasts/runs and /forecasts/runs/{id}
     const { series, ...runPart } = detail.body.data[0];
     assert.deepEqual(runPart, listed);
     assert.equal(series.length, 4);
-    assert.deepEqual(series.map((s: any) => s.position), [0, 1, 2, 3]);
+    assert.deepEqual(
+      series.map((s: any) => s.position),
+      [0, 1, 2, 3],
+    );
     const sales = await get('/demo/api/v1/sales-data?filter[sale_type_name]=Forecast&filter[item_name]=SKU-0002&per_page=5000');
     for (const s of series) {
       assert.equal(s.item_name, 'SKU-0002');
@@ -80,7 +83,11 @@ describe('forecast run diagnostics: GET /forecasts/runs and /forecasts/runs/{id}
       assert.equal(s.history_periods, 104);
       assert.equal(s.periods.length, 6);
       const written = sales.body.data.filter((r: any) => r.customer_group_name === s.customer_group_name);
-      assert.deepEqual(s.periods.map((p: any) => [p.date, p.forecast]), written.map((r: any) => [r.sell_date, r.quantity]), 'the forecast recorded is the one written');
+      assert.deepEqual(
+        s.periods.map((p: any) => [p.date, p.forecast]),
+        written.map((r: any) => [r.sell_date, r.quantity]),
+        'the forecast recorded is the one written',
+      );
       for (const p of s.periods) {
         assert.ok(p.lo95 >= 0 && p.lo95 <= p.lo80 && p.lo80 <= p.forecast && p.forecast <= p.hi80 && p.hi80 <= p.hi95, JSON.stringify(p));
         assert.ok(p.hi95 > p.lo95, 'an interval has width');
@@ -99,32 +106,55 @@ describe('forecast run diagnostics: GET /forecasts/runs and /forecasts/runs/{id}
     assert.equal(second.status, 200, second.text);
     assert.equal(second.body.data[0].id, itemRun.id);
     const back = await get(`${RUNS}?per_page=1&cursor=${encodeURIComponent(second.body.meta.pagination.prev_cursor)}`);
-    assert.deepEqual(back.body.data.map((r: any) => r.id), [groupRun.id]);
+    assert.deepEqual(
+      back.body.data.map((r: any) => r.id),
+      [groupRun.id],
+    );
 
     const all = await walk(groupRun.id, '', 20);
-    assert.deepEqual(all.pages.map((p) => p.length), [20, 20, 8]);
-    assert.deepEqual(all.series.map((s: any) => s.position), [...Array(48).keys()]);
+    assert.deepEqual(
+      all.pages.map((p) => p.length),
+      [20, 20, 8],
+    );
+    assert.deepEqual(
+      all.series.map((s: any) => s.position),
+      [...Array(48).keys()],
+    );
     assert.ok(all.series.every((s: any) => s.customer_group_name === 'Wholesale' && s.periods.length === 4));
 
     // Walking back from the second page gives the first again.
     const page1 = await get(`${RUNS}/${groupRun.id}?per_page=20`);
     const page2 = await get(`${RUNS}/${groupRun.id}?per_page=20&cursor=${encodeURIComponent(page1.body.meta.pagination.next_cursor)}`);
     const again = await get(`${RUNS}/${groupRun.id}?per_page=20&cursor=${encodeURIComponent(page2.body.meta.pagination.prev_cursor)}`);
-    assert.deepEqual(again.body.data[0].series.map((s: any) => s.position), [...Array(20).keys()]);
+    assert.deepEqual(
+      again.body.data[0].series.map((s: any) => s.position),
+      [...Array(20).keys()],
+    );
     // A cursor is good only for its own query.
-    const crossed = await get(`${RUNS}/${groupRun.id}?per_page=20&filter[series_class]=smooth&cursor=${encodeURIComponent(page1.body.meta.pagination.next_cursor)}`);
+    const crossed = await get(
+      `${RUNS}/${groupRun.id}?per_page=20&filter[series_class]=smooth&cursor=${encodeURIComponent(page1.body.meta.pagination.next_cursor)}`,
+    );
     assert.equal(crossed.status, 422, crossed.text);
     assert.ok(crossed.body.errors.cursor);
 
     const items = await walk(groupRun.id, '&filter[item_name]=sku-0003, SKU-0005', 100);
-    assert.deepEqual(items.series.map((s: any) => s.item_name), ['SKU-0003', 'SKU-0005']);
+    assert.deepEqual(
+      items.series.map((s: any) => s.item_name),
+      ['SKU-0003', 'SKU-0005'],
+    );
     const retail = await walk(itemRun.id, '&filter[customer_group_name]=Retail', 100);
-    assert.deepEqual(retail.series.map((s: any) => s.customer_group_name), ['Retail']);
+    assert.deepEqual(
+      retail.series.map((s: any) => s.customer_group_name),
+      ['Retail'],
+    );
 
     const model = all.series[0].model as string;
     const family = model.replace(/\(.*$/, '');
     const byModel = await walk(groupRun.id, `&filter[model]=${encodeURIComponent(model)}`, 7);
-    assert.deepEqual(byModel.series.map((s: any) => s.position), all.series.filter((s: any) => s.model === model).map((s: any) => s.position));
+    assert.deepEqual(
+      byModel.series.map((s: any) => s.position),
+      all.series.filter((s: any) => s.model === model).map((s: any) => s.position),
+    );
     const byFamily = await walk(groupRun.id, `&filter[model]=${encodeURIComponent(family.toUpperCase())}`, 7);
     assert.deepEqual(
       byFamily.series.map((s: any) => s.position),
@@ -133,7 +163,10 @@ describe('forecast run diagnostics: GET /forecasts/runs and /forecasts/runs/{id}
     const cls = all.series[all.series.length - 1].series_class as string;
     const byClass = await walk(groupRun.id, `&filter[series_class]=${cls}`, 5);
     assert.ok(byClass.series.length > 0);
-    assert.deepEqual(byClass.series.map((s: any) => s.position), all.series.filter((s: any) => s.series_class === cls).map((s: any) => s.position));
+    assert.deepEqual(
+      byClass.series.map((s: any) => s.position),
+      all.series.filter((s: any) => s.series_class === cls).map((s: any) => s.position),
+    );
     const none = await walk(groupRun.id, '&filter[series_class]=smooth&filter[item_name]=no-such-item', 5);
     assert.equal(none.series.length, 0);
   });

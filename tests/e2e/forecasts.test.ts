@@ -4,7 +4,20 @@ import { readJob, waitForJob } from './workflows-support';
 
 const GENERATE = '/demo/api/v1/forecasts/generate';
 const call = { context: { requestId: 'test', tenant: 'demo' } };
-const WEEKS_2025 = ['2025-01-06', '2025-01-13', '2025-01-20', '2025-01-27', '2025-02-03', '2025-02-10', '2025-02-17', '2025-02-24', '2025-03-03', '2025-03-10', '2025-03-17', '2025-03-24'];
+const WEEKS_2025 = [
+  '2025-01-06',
+  '2025-01-13',
+  '2025-01-20',
+  '2025-01-27',
+  '2025-02-03',
+  '2025-02-10',
+  '2025-02-17',
+  '2025-02-24',
+  '2025-03-03',
+  '2025-03-10',
+  '2025-03-17',
+  '2025-03-24',
+];
 
 describe('forecasts: POST /forecasts/generate', function () {
   this.timeout(90_000);
@@ -27,14 +40,26 @@ describe('forecasts: POST /forecasts/generate', function () {
     const res = await api(sys, `/demo/api/v1/sales-data?${filters}&sort=customer_group_name,sell_date&per_page=5000`, { token });
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.meta.pagination.has_more, false);
-    return res.body.data as Array<{ item_name: string; customer_group_name: string; sell_date: string; quantity: number; sale_type_name: string; timing_interval: string; uom_abbr: string }>;
+    return res.body.data as Array<{
+      item_name: string;
+      customer_group_name: string;
+      sell_date: string;
+      quantity: number;
+      sale_type_name: string;
+      timing_interval: string;
+      uom_abbr: string;
+    }>;
   }
 
   async function allForecastCount(): Promise<number> {
     let count = 0;
     let cursor = '';
     for (;;) {
-      const res = await api(sys, `/demo/api/v1/sales-data?filter[sale_type_name]=Forecast&per_page=5000${cursor ? `&cursor=${cursor}` : ''}`, { token });
+      const res = await api(
+        sys,
+        `/demo/api/v1/sales-data?filter[sale_type_name]=Forecast&per_page=5000${cursor ? `&cursor=${cursor}` : ''}`,
+        { token },
+      );
       count += res.body.data.length;
       if (!res.body.meta.pagination.has_more) return count;
       cursor = encodeURIComponent(res.body.meta.pagination.next_cursor);
@@ -83,7 +108,10 @@ describe('forecasts: POST /forecasts/generate', function () {
     assert.equal(viaHttp.body.data[0].status, 'succeeded');
 
     const records = await forecastsOf('SKU-0001', 'Retail');
-    assert.deepEqual(records.map((r) => r.sell_date), WEEKS_2025);
+    assert.deepEqual(
+      records.map((r) => r.sell_date),
+      WEEKS_2025,
+    );
     for (const r of records) {
       assert.equal(r.sale_type_name, 'Forecast');
       assert.equal(r.timing_interval, 'week');
@@ -91,7 +119,9 @@ describe('forecasts: POST /forecasts/generate', function () {
       assert.ok(Number.isInteger(r.quantity) && r.quantity >= 0, `whole, non-negative units: ${r.quantity}`);
     }
 
-    const legacy = await api(sys, '/demo/api/v1/sales?sale_type_name=Forecast&start_date=2025-01-06&duration=84&pagination_count=5000', { token });
+    const legacy = await api(sys, '/demo/api/v1/sales?sale_type_name=Forecast&start_date=2025-01-06&duration=84&pagination_count=5000', {
+      token,
+    });
     assert.equal(legacy.status, 200, legacy.text);
     const mine = legacy.body.sales.filter((s: any) => s.item_name === 'SKU-0001' && s.customer_group_name === 'Retail');
     assert.deepEqual(
@@ -103,7 +133,18 @@ describe('forecasts: POST /forecasts/generate', function () {
     const principal = await sys.clients.tokens.authenticate({ token }, call);
     const diagnostics = await sys.clients.compute.listForecastSeries(
       { job_id: accepted.job_id, from_position: 0, limit: 10 },
-      { context: { ...call.context, principal: { tenant: 'demo', tokenId: principal.token_id, userId: principal.user_id, scopes: principal.scopes, isAdmin: principal.is_admin } } },
+      {
+        context: {
+          ...call.context,
+          principal: {
+            tenant: 'demo',
+            tokenId: principal.token_id,
+            userId: principal.user_id,
+            scopes: principal.scopes,
+            isAdmin: principal.is_admin,
+          },
+        },
+      },
     );
     assert.equal(diagnostics.series.length, 1);
     const [only] = diagnostics.series;
@@ -128,7 +169,10 @@ describe('forecasts: POST /forecasts/generate', function () {
     const again = await run({ item_name: 'SKU-0002', forecast_periods: 6 });
     assert.deepEqual(again.result, { created: 0, updated: 0, deleted: 0, unchanged: 24, failed: 0 });
     const same = await forecastsOf('SKU-0002');
-    assert.deepEqual(same.map((r) => [r.customer_group_name, r.sell_date, r.quantity]), before.map((r) => [r.customer_group_name, r.sell_date, r.quantity]));
+    assert.deepEqual(
+      same.map((r) => [r.customer_group_name, r.sell_date, r.quantity]),
+      before.map((r) => [r.customer_group_name, r.sell_date, r.quantity]),
+    );
 
     // A shorter horizon replaces the earlier forecast: the periods it no longer covers go (the
     // ones it keeps may change: the holdout that picks the model is as long as the horizon).
@@ -138,7 +182,10 @@ describe('forecasts: POST /forecasts/generate', function () {
     assert.equal(shorter.result.updated + shorter.result.unchanged, 16);
     assert.equal(shorter.result.deleted, 8);
     const after = await forecastsOf('SKU-0002');
-    assert.deepEqual(after.map((r) => r.sell_date), [...WEEKS_2025.slice(0, 4), ...WEEKS_2025.slice(0, 4), ...WEEKS_2025.slice(0, 4), ...WEEKS_2025.slice(0, 4)]);
+    assert.deepEqual(
+      after.map((r) => r.sell_date),
+      [...WEEKS_2025.slice(0, 4), ...WEEKS_2025.slice(0, 4), ...WEEKS_2025.slice(0, 4), ...WEEKS_2025.slice(0, 4)],
+    );
     // The series forecast earlier by another run keeps its forecast.
     assert.equal((await forecastsOf('SKU-0001', 'Retail')).length, 12);
   });
@@ -163,7 +210,10 @@ describe('forecasts: POST /forecasts/generate', function () {
     assert.equal(job.result.failed, 0);
     assert.equal(job.result.created + job.result.updated + job.result.unchanged, 96);
     const wholesale = (await forecastsOf('SKU-0003')).filter((r) => r.customer_group_name === 'Wholesale');
-    assert.deepEqual(wholesale.map((r) => r.sell_date), WEEKS_2025.slice(0, 2));
+    assert.deepEqual(
+      wholesale.map((r) => r.sell_date),
+      WEEKS_2025.slice(0, 2),
+    );
     // Simple exponential smoothing forecasts a flat line.
     assert.equal(wholesale[0]!.quantity, wholesale[1]!.quantity);
   });
@@ -180,7 +230,13 @@ describe('forecasts: POST /forecasts/generate', function () {
     assert.equal(dry.scope, 'all');
     assert.equal(dry.series_count, 156, '48 items x 3 shared customer groups, and the 12 items Partner-Mart buys');
     assert.equal(dry.series.length, 100);
-    assert.deepEqual(Object.keys(dry.series[0]).sort(), ['customer_group_id', 'customer_group_name', 'item_customer_group_id', 'item_id', 'item_name']);
+    assert.deepEqual(Object.keys(dry.series[0]).sort(), [
+      'customer_group_id',
+      'customer_group_name',
+      'item_customer_group_id',
+      'item_id',
+      'item_name',
+    ]);
     assert.equal(dry.forecast_periods, 26);
     assert.equal(dry.timing_interval, 'week');
     assert.equal(dry.history_end, '2024-12-30');
@@ -212,7 +268,11 @@ describe('forecasts: POST /forecasts/generate', function () {
     await expect422({ item_id: 0 }, 'item_id');
     await expect422({ dry_run: 'maybe' }, 'dry_run');
     await expect422({ history_start: 'yesterday' }, 'history_start', /valid date-time/);
-    await expect422({ history_start: '2024-06-01T00:00:00Z', history_end: '2024-01-01T00:00:00Z' }, 'history_end', /after or equal to history start/);
+    await expect422(
+      { history_start: '2024-06-01T00:00:00Z', history_end: '2024-01-01T00:00:00Z' },
+      'history_end',
+      /after or equal to history start/,
+    );
     const many = await expect422({ forecast_periods: 0, algorithm: 'x', scope: 'y' }, 'forecast_periods');
     assert.match(many.message, /\(and 2 more errors\)$/);
 
@@ -223,7 +283,11 @@ describe('forecasts: POST /forecasts/generate', function () {
     await expect422({ item_customer_group_id: 999_999 }, 'item_customer_group_id', /invalid/);
     const sku2 = await itemId('SKU-0002');
     await expect422({ item_name: 'SKU-0001', item_id: sku2 }, 'item_id', /is not the item named "SKU-0001"/);
-    await expect422({ item_customer_group_id: 1, item_name: 'SKU-0002' }, 'item_customer_group_id', /not a combination of the item "SKU-0002"/);
+    await expect422(
+      { item_customer_group_id: 1, item_name: 'SKU-0002' },
+      'item_customer_group_id',
+      /not a combination of the item "SKU-0002"/,
+    );
     await expect422({ scope: 'all', item_name: 'SKU-0001' }, 'scope', /leave out the item and customer group/);
     await expect422({ scope: 'item', customer_group_name: 'Retail' }, 'scope');
     await expect422({ scope: 'series', item_name: 'SKU-0001' }, 'scope');

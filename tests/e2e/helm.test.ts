@@ -16,7 +16,14 @@ const PRODUCTION = 'deploy/helm/examples/production.yaml';
 const helm = [process.env.HELM_BIN, join(homedir(), 'go/bin/helm')].find((p) => p && existsSync(p));
 // The preStop sleep action needs 1.30; `helm template` assumes an old cluster unless told.
 const KUBE = ['--kube-version', '1.31.0'];
-const BACKENDS = ['--set', 'backends.mongodbUrl=mongodb://mongo:27017/', '--set', 'backends.amqpUrl=amqp://u:p@rabbitmq:5672', '--set', 'backends.redisUrl=redis://redis:6379'];
+const BACKENDS = [
+  '--set',
+  'backends.mongodbUrl=mongodb://mongo:27017/',
+  '--set',
+  'backends.amqpUrl=amqp://u:p@rabbitmq:5672',
+  '--set',
+  'backends.redisUrl=redis://redis:6379',
+];
 const DISTRIBUTED = ['--set', 'mode=distributed', ...BACKENDS];
 
 /** Every value set the chart must render: both modes, their options, and the production example. */
@@ -24,15 +31,24 @@ const SCENARIOS: Record<string, string[]> = {
   'allInOne (defaults)': [],
   'allInOne on real backends, scaled, with ingress': [
     ...BACKENDS,
-    '--set', 'allInOne.persistence.enabled=false',
-    '--set', 'allInOne.autoscaling.enabled=true',
-    '--set', 'ingress.enabled=true',
+    '--set',
+    'allInOne.persistence.enabled=false',
+    '--set',
+    'allInOne.autoscaling.enabled=true',
+    '--set',
+    'ingress.enabled=true',
   ],
   distributed: DISTRIBUTED,
   'distributed with TLS, HPA and ServiceMonitor': [
     ...DISTRIBUTED,
-    '--set', 'grpc.tls.enabled=true', '--set', 'grpc.tls.secretName=grpc-tls',
-    '--set', 'gateway.autoscaling.enabled=true', '--set', 'metrics.serviceMonitor.enabled=true',
+    '--set',
+    'grpc.tls.enabled=true',
+    '--set',
+    'grpc.tls.secretName=grpc-tls',
+    '--set',
+    'gateway.autoscaling.enabled=true',
+    '--set',
+    'metrics.serviceMonitor.enabled=true',
   ],
   'production example': ['-f', PRODUCTION],
 };
@@ -154,7 +170,10 @@ describe('Helm chart', function () {
         assert.equal(config[`${name.toUpperCase()}_ADDR`], `dns:///rel-supply-planning-${name}:${6000 + i}`);
         const svc = named(docs, 'Service', `rel-supply-planning-${name}`);
         assert.equal(svc.spec.clusterIP, 'None');
-        assert.deepEqual(svc.spec.ports.map((p: any) => p.name), ['grpc', 'metrics']);
+        assert.deepEqual(
+          svc.spec.ports.map((p: any) => p.name),
+          ['grpc', 'metrics'],
+        );
       }
     });
 
@@ -179,22 +198,39 @@ describe('Helm chart', function () {
       for (const name of SERVICE_NAMES) {
         const np = named(docs, 'NetworkPolicy', `rel-supply-planning-${name}`);
         const grpc = np.spec.ingress.find((r: any) => r.ports[0].port === 'grpc');
-        assert.deepEqual(grpc.from, [{ podSelector: { matchLabels: { 'app.kubernetes.io/instance': 'rel', 'app.kubernetes.io/name': 'supply-planning' } } }]);
+        assert.deepEqual(grpc.from, [
+          { podSelector: { matchLabels: { 'app.kubernetes.io/instance': 'rel', 'app.kubernetes.io/name': 'supply-planning' } } },
+        ]);
         const metrics = np.spec.ingress.find((r: any) => r.ports[0].port === 'metrics');
         assert.deepEqual(metrics.from, [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }]);
       }
     });
 
     it('rolls pods when configuration changes, and not otherwise', () => {
-      const checksum = (d: K8sObject[]) => (named(d, 'Deployment', 'rel-supply-planning-tokens').spec.template.metadata.annotations as any)['checksum/config'];
-      const again = render([...DISTRIBUTED, '--set', 'grpc.basePort=6000', '--set', 'backends.mongodbUrls.compute=mongodb://compute-db:27017/']);
+      const checksum = (d: K8sObject[]) =>
+        (named(d, 'Deployment', 'rel-supply-planning-tokens').spec.template.metadata.annotations as any)['checksum/config'];
+      const again = render([
+        ...DISTRIBUTED,
+        '--set',
+        'grpc.basePort=6000',
+        '--set',
+        'backends.mongodbUrls.compute=mongodb://compute-db:27017/',
+      ]);
       assert.equal(checksum(again), checksum(docs));
       const changed = render([...DISTRIBUTED, '--set', 'grpc.basePort=6000', '--set', 'config.logLevel=debug']);
       assert.notEqual(checksum(changed), checksum(docs));
     });
 
     it('with internal TLS mounts the certificates, points the kit at them and probes a plaintext health port', () => {
-      const tls = render([...DISTRIBUTED, '--set', 'grpc.tls.enabled=true', '--set', 'grpc.tls.secretName=grpc-tls', '--set', 'grpc.tls.serverName=supply.internal']);
+      const tls = render([
+        ...DISTRIBUTED,
+        '--set',
+        'grpc.tls.enabled=true',
+        '--set',
+        'grpc.tls.secretName=grpc-tls',
+        '--set',
+        'grpc.tls.serverName=supply.internal',
+      ]);
       const config = named(tls, 'ConfigMap', 'rel-supply-planning-config').data!;
       assert.equal(config.GRPC_TLS_CERT, '/etc/supply/grpc-tls/tls.crt');
       assert.equal(config.GRPC_TLS_CA, '/etc/supply/grpc-tls/ca.crt');
@@ -212,8 +248,14 @@ describe('Helm chart', function () {
       const docs2 = render(['--set', 'mode=distributed', '--set', 'secrets.existingSecret=mine']);
       assert.equal(ofKind(docs2, 'Secret').length, 0);
       const env = named(docs2, 'Deployment', 'rel-supply-planning-reference').spec.template.spec.containers[0].env;
-      assert.deepEqual(env.find((e: any) => e.name === 'SERVICE_CREDENTIAL').valueFrom.secretKeyRef, { name: 'mine', key: 'SERVICE_CREDENTIAL' });
-      assert.deepEqual(env.find((e: any) => e.name === 'MONGODB_URL').valueFrom.secretKeyRef, { name: 'mine', key: 'MONGODB_URL_REFERENCE' });
+      assert.deepEqual(env.find((e: any) => e.name === 'SERVICE_CREDENTIAL').valueFrom.secretKeyRef, {
+        name: 'mine',
+        key: 'SERVICE_CREDENTIAL',
+      });
+      assert.deepEqual(env.find((e: any) => e.name === 'MONGODB_URL').valueFrom.secretKeyRef, {
+        name: 'mine',
+        key: 'MONGODB_URL_REFERENCE',
+      });
     });
 
     it('generates the service credential and cursor key when not given', () => {
@@ -225,7 +267,10 @@ describe('Helm chart', function () {
   describe('allInOne mode', () => {
     it('runs one process with gRPC on loopback, its data on a kept volume, one replica at a time', () => {
       const docs = render([]);
-      assert.deepEqual(ofKind(docs, 'Deployment').map((d) => d.metadata.name), ['rel-supply-planning-all-in-one']);
+      assert.deepEqual(
+        ofKind(docs, 'Deployment').map((d) => d.metadata.name),
+        ['rel-supply-planning-all-in-one'],
+      );
       const d = named(docs, 'Deployment', 'rel-supply-planning-all-in-one');
       assert.equal(d.spec.replicas, 1);
       assert.equal(d.spec.strategy.type, 'Recreate');
@@ -233,8 +278,13 @@ describe('Helm chart', function () {
       assert.equal(named(docs, 'ConfigMap', 'rel-supply-planning-config').data!.GRPC_HOST, '127.0.0.1');
       const pvc = named(docs, 'PersistentVolumeClaim', 'rel-supply-planning-data');
       assert.equal((pvc.metadata as any).annotations['helm.sh/resource-policy'], 'keep');
-      assert.deepEqual(d.spec.template.spec.volumes.find((v: any) => v.name === 'data').persistentVolumeClaim, { claimName: 'rel-supply-planning-data' });
-      assert.deepEqual(ofKind(docs, 'Service').map((s: any) => s.spec.ports.map((p: any) => p.name)), [['http', 'metrics']]);
+      assert.deepEqual(d.spec.template.spec.volumes.find((v: any) => v.name === 'data').persistentVolumeClaim, {
+        claimName: 'rel-supply-planning-data',
+      });
+      assert.deepEqual(
+        ofKind(docs, 'Service').map((s: any) => s.spec.ports.map((p: any) => p.name)),
+        [['http', 'metrics']],
+      );
     });
   });
 
@@ -249,7 +299,10 @@ describe('Helm chart', function () {
       refused(['--set', 'gatway.replicas=3'], /Additional property gatway is not allowed/);
       refused(['--set', 'gateway.replica=3'], /Additional property replica is not allowed/);
       refused(['--set', 'services.token.replicas=3'], /Additional property token is not allowed/);
-      refused(['--set', 'networkPolicy.metricsFrom[0].namespaceSelecter.matchLabels.a=b'], /Additional property namespaceSelecter is not allowed/);
+      refused(
+        ['--set', 'networkPolicy.metricsFrom[0].namespaceSelecter.matchLabels.a=b'],
+        /Additional property namespaceSelecter is not allowed/,
+      );
     });
 
     it('a wrong type or a weakened security context', () => {
@@ -273,7 +326,10 @@ describe('Helm chart', function () {
       const notes = readFileSync(join(dir, 'templates/NOTES.txt'), 'utf8');
       rmSync(join(dir, 'templates/NOTES.txt'));
       writeFileSync(join(dir, 'templates/_notes.tpl'), `{{- define "notes" -}}\n${notes}\n{{- end -}}\n`);
-      writeFileSync(join(dir, 'templates/notes.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata: { name: notes }\ndata:\n  notes: {{ include "notes" . | quote }}\n');
+      writeFileSync(
+        join(dir, 'templates/notes.yaml'),
+        'apiVersion: v1\nkind: ConfigMap\nmetadata: { name: notes }\ndata:\n  notes: {{ include "notes" . | quote }}\n',
+      );
       const notesOf = (args: string[]) => {
         const out = execFileSync(helm!, ['template', 'rel', dir, '--show-only', 'templates/notes.yaml', ...args], { encoding: 'utf8' });
         return (parseAllDocuments(out)[0]!.toJS() as { data: { notes: string } }).data.notes;
@@ -316,8 +372,19 @@ describe('Helm chart', function () {
     broken.spec.template.spec.containers[0].securityContext.runAsUser = 0;
     assert.deepEqual(restrictedViolations(d), []);
     assert.deepEqual(
-      restrictedViolations(broken).map((v) => v.split(':')[0]).sort(),
-      ['allowPrivilegeEscalation', 'capabilities', 'capabilities', 'hostNetwork', 'readOnlyRootFilesystem', 'runAsUser', 'seccompProfile', 'volumes'],
+      restrictedViolations(broken)
+        .map((v) => v.split(':')[0])
+        .sort(),
+      [
+        'allowPrivilegeEscalation',
+        'capabilities',
+        'capabilities',
+        'hostNetwork',
+        'readOnlyRootFilesystem',
+        'runAsUser',
+        'seccompProfile',
+        'volumes',
+      ],
     );
   });
 });

@@ -73,7 +73,13 @@ describe('hostile input: never a 5xx', function () {
   });
 
   it('refuses a prototype-named filter as an unknown filter (400 invalid-query), not silently', async () => {
-    for (const query of ['filter[__proto__]=1', 'filter[constructor]=1', 'filter[toString]=1', '__proto__[x]=1', 'filter%5B__proto__%5D=1']) {
+    for (const query of [
+      'filter[__proto__]=1',
+      'filter[constructor]=1',
+      'filter[toString]=1',
+      '__proto__[x]=1',
+      'filter%5B__proto__%5D=1',
+    ]) {
       const res = await api(sys, `/demo/api/v1/items?${query}`, { token });
       assert.equal(res.status, 400, `${query}: ${res.text.slice(0, 200)}`);
       assert.equal(res.body.type, '/problems/invalid-query', query);
@@ -89,20 +95,40 @@ describe('hostile input: never a 5xx', function () {
   });
 
   it('answers a malformed percent-escape in the path with 400', async () => {
-    for (const path of ['/%ff/api/v1/uoms', '/demo/api/v1/items/%ff', '/jobs/%ff', '/problems/%ff', '/%ff/login', '/demo/api/v1/jobs/%e0%a4']) {
+    for (const path of [
+      '/%ff/api/v1/uoms',
+      '/demo/api/v1/items/%ff',
+      '/jobs/%ff',
+      '/problems/%ff',
+      '/%ff/login',
+      '/demo/api/v1/jobs/%e0%a4',
+    ]) {
       assertProblem(await api(sys, path, { token }), 400, /percent-escape/);
     }
   });
 
   it('answers a body that is not what its Content-Encoding says with 400, reads one that is, and 415s an unknown encoding', async () => {
     for (const encoding of ['gzip', 'deflate', 'br']) {
-      assertProblem(await raw('POST', '/demo/api/v1/uoms', '{"name":"x","abbreviation":"x"}', { 'Content-Encoding': encoding }), 400, new RegExp(`not valid ${encoding}`));
+      assertProblem(
+        await raw('POST', '/demo/api/v1/uoms', '{"name":"x","abbreviation":"x"}', { 'Content-Encoding': encoding }),
+        400,
+        new RegExp(`not valid ${encoding}`),
+      );
     }
     const json = JSON.stringify({ name: 'Gzipped crate', abbreviation: 'gzc' });
-    for (const [encoding, bytes] of [['gzip', gzipSync(json)], ['deflate', deflateSync(json)], ['br', brotliCompressSync(json)]] as const) {
+    for (const [encoding, bytes] of [
+      ['gzip', gzipSync(json)],
+      ['deflate', deflateSync(json)],
+      ['br', brotliCompressSync(json)],
+    ] as const) {
       const res = await fetch(`${sys.baseUrl}/demo/api/v1/uoms`, {
         method: 'POST',
-        headers: { Authorization: `Bearer ${token}`, Accept: 'application/json', 'Content-Type': 'application/json', 'Content-Encoding': encoding },
+        headers: {
+          Authorization: `Bearer ${token}`,
+          Accept: 'application/json',
+          'Content-Type': 'application/json',
+          'Content-Encoding': encoding,
+        },
         body: bytes,
       });
       // The first creates the uom, the others find its name taken: both are answers about the body itself.
@@ -120,7 +146,12 @@ describe('hostile input: never a 5xx', function () {
     const send = (path: string, bytes: Uint8Array | string, encoding: string) =>
       fetch(`${sys.baseUrl}${path}`, {
         method: 'POST',
-        headers: { Authorization: `Bearer ${token}`, Accept: 'application/json', 'Content-Type': `multipart/form-data; boundary=${boundary}`, 'Content-Encoding': encoding },
+        headers: {
+          Authorization: `Bearer ${token}`,
+          Accept: 'application/json',
+          'Content-Type': `multipart/form-data; boundary=${boundary}`,
+          'Content-Encoding': encoding,
+        },
         body: typeof bytes === 'string' ? bytes : new Uint8Array(bytes),
       });
     const asProblem = async (res: Response) => {
@@ -128,10 +159,15 @@ describe('hostile input: never a 5xx', function () {
       return { status: res.status, headers: res.headers, body: JSON.parse(text), text };
     };
     for (const path of ['/demo/api/v1/workflows/sync-sales/import', '/demo/api/v1/workflows/sync-inventory/import']) {
-      for (const encoding of ['gzip', 'deflate', 'br']) assertProblem(await asProblem(await send(path, body, encoding)), 400, new RegExp(`not valid ${encoding}`));
+      for (const encoding of ['gzip', 'deflate', 'br'])
+        assertProblem(await asProblem(await send(path, body, encoding)), 400, new RegExp(`not valid ${encoding}`));
       assertProblem(await asProblem(await send(path, body, 'zstd')), 415);
     }
-    for (const [encoding, bytes] of [['gzip', gzipSync(body)], ['deflate', deflateSync(body)], ['br', brotliCompressSync(body)]] as const) {
+    for (const [encoding, bytes] of [
+      ['gzip', gzipSync(body)],
+      ['deflate', deflateSync(body)],
+      ['br', brotliCompressSync(body)],
+    ] as const) {
       const res = await send('/demo/api/v1/workflows/sync-sales/import', bytes, encoding);
       const text = await res.text();
       assert.equal(res.status, 200, `${encoding}: ${text}`);
@@ -142,8 +178,16 @@ describe('hostile input: never a 5xx', function () {
   it('answers a login form of an unknown or false Content-Encoding as the API does (415 / 400), never a 5xx', async () => {
     const form = 'email=planner%40demo.test&password=demo-password-123&_token=x';
     for (const path of ['/demo/login', '/demo/logout', '/demo/settings/api-access/tokens', '/demo/settings/api-access/tokens/1/revoke']) {
-      for (const [encoding, status] of [['zstd', 415], ['gzip', 400], ['br', 400]] as const) {
-        const res = await api(sys, path, { method: 'POST', body: form, headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Encoding': encoding, Accept: 'text/html' } });
+      for (const [encoding, status] of [
+        ['zstd', 415],
+        ['gzip', 400],
+        ['br', 400],
+      ] as const) {
+        const res = await api(sys, path, {
+          method: 'POST',
+          body: form,
+          headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Encoding': encoding, Accept: 'text/html' },
+        });
         assert.equal(res.status, status, `${path} ${encoding}: ${res.text.slice(0, 300)}`);
       }
     }
@@ -159,7 +203,12 @@ describe('hostile input: never a 5xx', function () {
 
   it('refuses JSON nested deeper than 64 levels on every JSON body (400 naming the limit); 64 levels still validate', async () => {
     const deep = (n: number) => '{"data":' + '['.repeat(n) + ']'.repeat(n) + '}';
-    for (const path of ['/demo/api/v1/workflows/sync-sales', '/demo/api/v1/uoms', '/demo/api/v1/forecasts/generate', '/demo/api/v1/sales']) {
+    for (const path of [
+      '/demo/api/v1/workflows/sync-sales',
+      '/demo/api/v1/uoms',
+      '/demo/api/v1/forecasts/generate',
+      '/demo/api/v1/sales',
+    ]) {
       assertProblem(await raw('POST', path, deep(5_000)), 400, /deeper than 64 levels/);
     }
     assertProblem(await raw('POST', '/demo/api/v1/workflows/sync-sales', deep(1_000_000)), 400, /deeper than 64 levels/);
@@ -202,7 +251,10 @@ describe('hostile input: never a 5xx', function () {
   it('answers a tenant segment no tenant can have with 404, on legacy and current routes alike', async () => {
     const impossible = ['de%00mo', 'a'.repeat(3_000), 'a'.repeat(64), 'DEMO', '-demo', 'de%20mo', 'd%C3%A9mo'];
     for (const tenant of impossible) {
-      const legacy = await api(sys, `/${tenant}/api/v1/tokens/create`, { method: 'POST', body: { email: 'planner@demo.test', password: 'x' } });
+      const legacy = await api(sys, `/${tenant}/api/v1/tokens/create`, {
+        method: 'POST',
+        body: { email: 'planner@demo.test', password: 'x' },
+      });
       assertProblem(legacy, 404, /lowercase letters, digits and dashes/);
       assertProblem(await api(sys, `/${tenant}/api/v1/uoms`, { token }), 404);
       assertProblem(await api(sys, `/${tenant}/login`, { headers: { Accept: 'text/html' } }), 404);
@@ -261,7 +313,11 @@ describe('hostile input: never a 5xx', function () {
     const file = salesCsv([salesRow('2024-01-01', 1)]);
     for (const index of ['99999999', '400000000', '256']) {
       const started = Date.now();
-      const res = await postFile(sys, '/demo/api/v1/workflows/sync-sales/import', { token, file, fields: { dry_run: 'true', [`field_mappings[${index}]`]: 'item_name' } });
+      const res = await postFile(sys, '/demo/api/v1/workflows/sync-sales/import', {
+        token,
+        file,
+        fields: { dry_run: 'true', [`field_mappings[${index}]`]: 'item_name' },
+      });
       assert.ok(Date.now() - started < 2_000, `field_mappings[${index}] took ${Date.now() - started} ms`);
       assert.equal(res.status, 422, res.text);
       assert.match(res.body.errors[`field_mappings.${index}`][0], /below 256/);
@@ -270,13 +326,25 @@ describe('hostile input: never a 5xx', function () {
   });
 
   it('keeps answering (/healthz within 500 ms) while a replace sync deletes a wide scope', async () => {
-    const row = { sale_type_name: 'History', item_name: 'SKU-0001', customer_group_name: 'Retail', sell_date: '2026-01-05', timing_interval: 'week', quantity: 1, uom: 'ea' };
-    const accepted = await raw('POST', '/demo/api/v1/workflows/sync-sales', JSON.stringify({ mode: 'replace', scope: { sale_type: 'History' }, data: [row] }));
+    const row = {
+      sale_type_name: 'History',
+      item_name: 'SKU-0001',
+      customer_group_name: 'Retail',
+      sell_date: '2026-01-05',
+      timing_interval: 'week',
+      quantity: 1,
+      uom: 'ea',
+    };
+    const accepted = await raw(
+      'POST',
+      '/demo/api/v1/workflows/sync-sales',
+      JSON.stringify({ mode: 'replace', scope: { sale_type: 'History' }, data: [row] }),
+    );
     assert.equal(accepted.status, 202, accepted.text);
     const id = accepted.body.data[0].job_id ?? accepted.body.data[0].id;
     let slowest = 0;
     let job: any;
-    for (const started = Date.now(); ; ) {
+    for (const started = Date.now(); ;) {
       const asked = performance.now();
       const health = await api(sys, '/healthz');
       slowest = Math.max(slowest, performance.now() - asked);

@@ -163,13 +163,20 @@ describe('Idempotency-Key on the POSTs the gateway answers itself', function () 
     const userB = 'second-planner@demo.test';
     const asDemo = { context: { requestId: 'test', tenant: 'demo' } };
     before(async () => {
-      const levels = { public_api: 'planner', master_data: 'planner', demand: 'planner', inventory: 'planner', supply: 'planner', finance: 'planner' };
+      const levels = {
+        public_api: 'planner',
+        master_data: 'planner',
+        demand: 'planner',
+        inventory: 'planner',
+        supply: 'planner',
+        finance: 'planner',
+      };
       await sys.clients.tokens.createUser({ email: userB, password: 'second-password-1', is_admin: false, levels }, asDemo);
       await sys.clients.tokens.updateTenant({ slug: 'demo', rate_limit: 100_000, monthly_credits: 100_000_000 }, asDemo);
     });
     const tokensOf = async (email: string) => [await sys.tokenFor('demo', email, ['*']), await sys.tokenFor('demo', email, ['*'])] as const;
 
-    it('POST /tokens: B gets its own new token, never A\'s; A\'s other token replays A\'s', async () => {
+    it("POST /tokens: B gets its own new token, never A's; A's other token replays A's", async () => {
       const [a1, a2] = await tokensOf('planner@demo.test');
       const [b1] = await tokensOf(userB);
       const key = `token-per-user-${run}`;
@@ -196,7 +203,7 @@ describe('Idempotency-Key on the POSTs the gateway answers itself', function () 
       assert.equal(bAgain.body.data[0].id, other.body.data[0].id);
     });
 
-    it('POST /uoms: B with A\'s key and body runs its own request (here a 422: the name is taken), no replay', async () => {
+    it("POST /uoms: B with A's key and body runs its own request (here a 422: the name is taken), no replay", async () => {
       const [a1, a2] = await tokensOf('planner@demo.test');
       const [b1] = await tokensOf(userB);
       const key = `uom-per-user-${run}`;
@@ -215,7 +222,19 @@ describe('Idempotency-Key on the POSTs the gateway answers itself', function () 
       const [a1, a2] = await tokensOf('planner@demo.test');
       const [b1, b2] = await tokensOf(userB);
       const key = `sync-per-user-${run}`;
-      const body = { data: [{ sale_type_name: 'History', item_name: 'SKU-0001', customer_group_name: 'Retail', sell_date: `${2200 + run}-01-01`, timing_interval: 'day', quantity: 1, uom: 'ea' }] };
+      const body = {
+        data: [
+          {
+            sale_type_name: 'History',
+            item_name: 'SKU-0001',
+            customer_group_name: 'Retail',
+            sell_date: `${2200 + run}-01-01`,
+            timing_interval: 'day',
+            quantity: 1,
+            uom: 'ea',
+          },
+        ],
+      };
       const first = await post('workflows/sync-sales', body, key, a1);
       assert.equal(first.status, 202, first.text);
       const jobA: number = first.body.data[0].job_id;
@@ -234,7 +253,7 @@ describe('Idempotency-Key on the POSTs the gateway answers itself', function () 
       assert.equal(again.body.data[0].job_id, jobA);
     });
 
-    it('POST /supply-plans/generate (compute, through the workflows RPCs): B runs its own plan; A\'s other token replays', async () => {
+    it("POST /supply-plans/generate (compute, through the workflows RPCs): B runs its own plan; A's other token replays", async () => {
       const [a1, a2] = await tokensOf('planner@demo.test');
       const [b1] = await tokensOf(userB);
       const key = `plan-per-user-${run}`;
@@ -349,7 +368,8 @@ describe('Idempotency-Key on the POSTs the gateway answers itself', function () 
   });
 
   describe('token creation (POST /tokens, /tokens/provision)', () => {
-    const tokenCount = async (token: string) => (await api(sys, '/demo/api/v1/tokens?per_page=1', { token })).body.meta.pagination.total as number;
+    const tokenCount = async (token: string) =>
+      (await api(sys, '/demo/api/v1/tokens?per_page=1', { token })).body.meta.pagination.total as number;
 
     it('replays a creation without the secret, creates once, and keeps no plaintext token at rest', async () => {
       const caller = await sys.tokenFor('demo', 'planner@demo.test', ['*']);

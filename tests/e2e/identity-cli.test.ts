@@ -55,11 +55,31 @@ describe('identity: operator CLI against a running system', function () {
   it('creates a tenant and a user, issues a token on stdout alone, lists and revokes it', async () => {
     assert.match(await ok('tenant', 'create', 'globex', '--name', 'Globex'), /Created tenant globex "Globex": Public API on/);
     assert.match(
-      await ok('user', 'create', 'globex', 'Ops@Globex.test', '--password', 'globex-password-1', '--level', 'public_api=planner', '--level', 'master_data=view'),
+      await ok(
+        'user',
+        'create',
+        'globex',
+        'Ops@Globex.test',
+        '--password',
+        'globex-password-1',
+        '--level',
+        'public_api=planner',
+        '--level',
+        'master_data=view',
+      ),
       /Created user ops@globex\.test in globex: public_api=planner master_data=view demand=none/,
     );
 
-    const created = await spawnAdmin(['token', 'create', 'globex', 'ops@globex.test', '--name', 'nightly', '--scopes', 'public_api.read,public_api.write']);
+    const created = await spawnAdmin([
+      'token',
+      'create',
+      'globex',
+      'ops@globex.test',
+      '--name',
+      'nightly',
+      '--scopes',
+      'public_api.read,public_api.write',
+    ]);
     assert.equal(created.code, 0, created.stderr);
     const token = created.stdout.trim();
     assert.match(created.stdout, /^\d+\|spl_[A-Za-z0-9]{40}[0-9a-f]{8}\n$/, 'stdout is the token and nothing else');
@@ -69,7 +89,13 @@ describe('identity: operator CLI against a running system', function () {
 
     const list = await ok('token', 'list', 'globex', '--email', 'ops@globex.test');
     assert.match(list, /^ID\s+NAME\s+SCOPES\s+STATUS/);
-    assert.match(list, new RegExp(`^${token.split('|')[0]}\\s+nightly\\s+public_api.read,public_api.write\\s+active\\s+never\\s+\\S+\\s+ops@globex.test$`, 'm'));
+    assert.match(
+      list,
+      new RegExp(
+        `^${token.split('|')[0]}\\s+nightly\\s+public_api.read,public_api.write\\s+active\\s+never\\s+\\S+\\s+ops@globex.test$`,
+        'm',
+      ),
+    );
     assert.ok(!list.includes(token.split('|')[1]!), 'the list never shows a secret');
 
     assert.match(await ok('token', 'revoke', 'globex', token.split('|')[0]!), /Revoked token \d+ "nightly" of ops@globex\.test/);

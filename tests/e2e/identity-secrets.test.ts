@@ -44,8 +44,11 @@ describe('identity: no plaintext token or password at rest or in logs', function
     server = spawn(process.execPath, ['--import', 'tsx', 'services/runner/src/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     server.stdout!.on('data', (b) => (logs += b));
     server.stderr!.on('data', (b) => (logs += b));
-    for (let t0 = Date.now(); ; ) {
-      const ready = await fetch(`${baseUrl}/readyz`).then((r) => r.ok, () => false);
+    for (let t0 = Date.now(); ;) {
+      const ready = await fetch(`${baseUrl}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ready) break;
       if (Date.now() - t0 > 60_000) throw new Error(`server did not become ready:\n${logs.slice(-2000)}`);
       await new Promise((r) => setTimeout(r, 150));
@@ -80,8 +83,15 @@ describe('identity: no plaintext token or password at rest or in logs', function
     assert.equal(created.status, 201);
     const apiToken: string = ((await created.json()) as { data: Array<{ plain_text_token: string }> }).data[0]!.plain_text_token;
     secrets.push(apiToken);
-    assert.equal((await fetch(`${baseUrl}/demo/api/v1/uoms`, { headers: { Accept: 'application/json', Authorization: `Bearer ${apiToken}` } })).status, 200);
-    await fetch(`${baseUrl}/demo/api/v1/tokens/create`, { method: 'POST', headers: json, body: JSON.stringify({ email: 'viewer@demo.test', password: `${PASSWORD}-wrong` }) });
+    assert.equal(
+      (await fetch(`${baseUrl}/demo/api/v1/uoms`, { headers: { Accept: 'application/json', Authorization: `Bearer ${apiToken}` } })).status,
+      200,
+    );
+    await fetch(`${baseUrl}/demo/api/v1/tokens/create`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ email: 'viewer@demo.test', password: `${PASSWORD}-wrong` }),
+    });
 
     // Page login: the session cookie is a secret too.
     const loginPage = await fetch(`${baseUrl}/demo/login`);
@@ -100,10 +110,26 @@ describe('identity: no plaintext token or password at rest or in logs', function
     assert.equal(page.status, 200);
 
     const cli = await new Promise<number | null>((resolve) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'services/tokens/src/cli/admin.ts', 'user', 'create', 'demo', 'scan@demo.test', '--password', CLI_PASSWORD, '--level', 'public_api=view'], {
-        env: { ...env, LOG_LEVEL: 'silent' },
-        stdio: 'ignore',
-      });
+      const child = spawn(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          'services/tokens/src/cli/admin.ts',
+          'user',
+          'create',
+          'demo',
+          'scan@demo.test',
+          '--password',
+          CLI_PASSWORD,
+          '--level',
+          'public_api=view',
+        ],
+        {
+          env: { ...env, LOG_LEVEL: 'silent' },
+          stdio: 'ignore',
+        },
+      );
       child.on('exit', resolve);
     });
     assert.equal(cli, 0);

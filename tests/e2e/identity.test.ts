@@ -54,19 +54,17 @@ describe('identity: tokens, gates and the legacy exchange', function () {
         if (row.access.kind === 'none') continue;
         assert.ok(MODULES.includes(row.access.module as never) || row.access.module === null, `${row.method} ${row.path}`);
         assert.ok(['view', 'planner'].includes(row.access.level), `${row.method} ${row.path}`);
-        if (row.access.kind === 'token') assert.ok(row.access.scope === null || SCOPES.includes(row.access.scope), `${row.method} ${row.path}`);
+        if (row.access.kind === 'token')
+          assert.ok(row.access.scope === null || SCOPES.includes(row.access.scope), `${row.method} ${row.path}`);
       }
       const tokens = table.filter((r) => r.path.includes('/tokens'));
-      assert.deepEqual(
-        tokens.map((r) => `${r.method} ${r.path} ${r.access.kind}`).sort(),
-        [
-          'DELETE /:tenant/api/v1/tokens/:id token',
-          'GET /:tenant/api/v1/tokens token',
-          'POST /:tenant/api/v1/tokens token',
-          'POST /:tenant/api/v1/tokens/create none',
-          'POST /:tenant/api/v1/tokens/provision token',
-        ],
-      );
+      assert.deepEqual(tokens.map((r) => `${r.method} ${r.path} ${r.access.kind}`).sort(), [
+        'DELETE /:tenant/api/v1/tokens/:id token',
+        'GET /:tenant/api/v1/tokens token',
+        'POST /:tenant/api/v1/tokens token',
+        'POST /:tenant/api/v1/tokens/create none',
+        'POST /:tenant/api/v1/tokens/provision token',
+      ]);
     });
 
     it('gate (a): every route with a token of each scope', async () => {
@@ -92,7 +90,7 @@ describe('identity: tokens, gates and the legacy exchange', function () {
       );
     });
 
-    it("gate (b): every route with a `*` token whose creator holds each level on each module", async () => {
+    it('gate (b): every route with a `*` token whose creator holds each level on each module', async () => {
       const cases = await Promise.all(
         MODULES.flatMap((module) =>
           LEVELS.map(async (level) => {
@@ -265,7 +263,11 @@ describe('identity: tokens, gates and the legacy exchange', function () {
         message: 'The name field is required. (and 1 more error)',
         errors: { name: ['The name field is required.'], scopes: ['The scopes field is required.'] },
       });
-      const bad = await post({ name: 'x'.repeat(256), scopes: ['public_api.read', 'public_api.everything'], expires_at: '2020-01-01T00:00:00Z' });
+      const bad = await post({
+        name: 'x'.repeat(256),
+        scopes: ['public_api.read', 'public_api.everything'],
+        expires_at: '2020-01-01T00:00:00Z',
+      });
       assert.equal(bad.status, 422);
       assert.deepEqual(bad.body.errors, {
         name: ['The name field must not be greater than 255 characters.'],
@@ -288,7 +290,11 @@ describe('identity: tokens, gates and the legacy exchange', function () {
         assert.equal(res.body.type, '/problems/insufficient-permission');
       }
       assert.equal(await count(), before);
-      const read = await api(sys, '/demo/api/v1/tokens', { method: 'POST', token: viewer, body: { name: 'reader', scopes: ['public_api.read'] } });
+      const read = await api(sys, '/demo/api/v1/tokens', {
+        method: 'POST',
+        token: viewer,
+        body: { name: 'reader', scopes: ['public_api.read'] },
+      });
       assert.equal(read.status, 201);
       assert.equal(await count(), before + 1);
     });
@@ -301,14 +307,19 @@ describe('identity: tokens, gates and the legacy exchange', function () {
         body: { name: 'caller', scopes: ['public_api.read', 'public_api.workflow'], expires_at: callerExpiry },
       });
       const caller = callerRes.body.data[0].plain_text_token;
-      const provision = (body: Record<string, unknown>) => api(sys, '/demo/api/v1/tokens/provision', { method: 'POST', token: caller, body });
+      const provision = (body: Record<string, unknown>) =>
+        api(sys, '/demo/api/v1/tokens/provision', { method: 'POST', token: caller, body });
 
       for (const scopes of [['public_api.write'], ['*'], ['public_api.workflow.replace'], ['public_api.read', 'public_api.compute']]) {
         const res = await provision({ name: 'wider', scopes, expires_at: callerExpiry });
         assert.equal(res.status, 403, scopes.join());
         assert.equal(res.body.type, '/problems/insufficient-scope');
       }
-      const later = await provision({ name: 'longer', scopes: ['public_api.read'], expires_at: new Date(Date.parse(callerExpiry) + 1000).toISOString() });
+      const later = await provision({
+        name: 'longer',
+        scopes: ['public_api.read'],
+        expires_at: new Date(Date.parse(callerExpiry) + 1000).toISOString(),
+      });
       assert.equal(later.status, 403);
       const never = await provision({ name: 'forever', scopes: ['public_api.read'] });
       assert.equal(never.status, 403);
@@ -350,7 +361,10 @@ describe('identity: tokens, gates and the legacy exchange', function () {
       const id = victim.split('|')[0];
       assert.equal((await api(sys, '/demo/api/v1/uoms', { token: victim })).status, 200);
 
-      const stranger = await api(sys, `/demo/api/v1/tokens/${id}`, { method: 'DELETE', token: await tokenFor('nodemand@demo.test', ['*']) });
+      const stranger = await api(sys, `/demo/api/v1/tokens/${id}`, {
+        method: 'DELETE',
+        token: await tokenFor('nodemand@demo.test', ['*']),
+      });
       assert.equal(stranger.status, 404);
       assert.equal((await api(sys, '/demo/api/v1/uoms', { token: victim })).status, 200);
 
@@ -362,7 +376,10 @@ describe('identity: tokens, gates and the legacy exchange', function () {
 
       const other = await tokenFor('viewer@demo.test', ['public_api.read']);
       assert.equal((await api(sys, '/demo/api/v1/uoms', { token: other })).status, 200);
-      const byAdmin = await api(sys, `/demo/api/v1/tokens/${other.split('|')[0]}`, { method: 'DELETE', token: await tokenFor('admin@demo.test', ['public_api.read']) });
+      const byAdmin = await api(sys, `/demo/api/v1/tokens/${other.split('|')[0]}`, {
+        method: 'DELETE',
+        token: await tokenFor('admin@demo.test', ['public_api.read']),
+      });
       assert.equal(byAdmin.status, 204);
       assert.equal((await api(sys, '/demo/api/v1/uoms', { token: other })).status, 401);
 
@@ -401,7 +418,10 @@ describe('identity: tokens, gates and the legacy exchange', function () {
       const listed = await api(sys, '/demo/api/v1/tokens?per_page=1', { token: body.token });
       assert.deepEqual(listed.body.data[0].scopes, ['*']);
 
-      const form = await exchange(`email=${encodeURIComponent('Planner@demo.test')}&password=${PASSWORD}`, 'application/x-www-form-urlencoded');
+      const form = await exchange(
+        `email=${encodeURIComponent('Planner@demo.test')}&password=${PASSWORD}`,
+        'application/x-www-form-urlencoded',
+      );
       assert.equal(form.status, 200);
       assertLegacyHeaders(form);
       assert.match((await bodyOf(form)).token, /^\d+\|spl_/);
@@ -416,7 +436,10 @@ describe('identity: tokens, gates and the legacy exchange', function () {
     });
 
     it('answers wrong credentials with 401 Invalid credentials, and missing fields with the legacy 422', async () => {
-      for (const body of [{ email: 'planner@demo.test', password: 'wrong-password' }, { email: 'nobody@demo.test', password: PASSWORD }]) {
+      for (const body of [
+        { email: 'planner@demo.test', password: 'wrong-password' },
+        { email: 'nobody@demo.test', password: PASSWORD },
+      ]) {
         const res = await exchange(body);
         assert.equal(res.status, 401);
         assertLegacyHeaders(res);

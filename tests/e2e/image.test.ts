@@ -24,7 +24,11 @@ function stagesOf(dockerfile: string): Stage[] {
   const stages: Stage[] = [];
   const args = new Map<string, string>();
   // Joins continued lines, drops comments.
-  const lines = dockerfile.replace(/\\\n\s*/g, ' ').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  const lines = dockerfile
+    .replace(/\\\n\s*/g, ' ')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
   for (const line of lines) {
     const from = /^FROM\s+(\S+)(?:\s+AS\s+(\S+))?$/i.exec(line);
     if (from) {
@@ -49,7 +53,18 @@ function replayCopies(stage: Stage, root: string, folders: Record<string, string
       const base = m[1] ? folders[m[1]]! : REPO_ROOT;
       const from = join(base, src.replace(/^\/app\/?/, ''));
       const to = dest.endsWith('/') ? join(root, dest, src.replace(/\/$/, '').split('/').pop()!) : join(root, dest);
-      if (dest === './' || dest === '.') cpSync(from, join(root, src.replace(/^\/app\/?/, '').split('/').pop()!), { recursive: true });
+      if (dest === './' || dest === '.')
+        cpSync(
+          from,
+          join(
+            root,
+            src
+              .replace(/^\/app\/?/, '')
+              .split('/')
+              .pop()!,
+          ),
+          { recursive: true },
+        );
       else cpSync(from, to, { recursive: true });
     }
   }
@@ -76,7 +91,8 @@ describe('image: deploy/Dockerfile replayed without a container engine', functio
   const dockerfile = readFileSync(join(REPO_ROOT, 'deploy/Dockerfile'), 'utf8');
   const stages = stagesOf(dockerfile);
   const final = stages.at(-1)!;
-  const directive = (name: string) => final.lines.filter((l) => l.toUpperCase().startsWith(`${name} `)).map((l) => l.slice(name.length + 1).trim());
+  const directive = (name: string) =>
+    final.lines.filter((l) => l.toUpperCase().startsWith(`${name} `)).map((l) => l.slice(name.length + 1).trim());
   const entrypoint = JSON.parse(directive('ENTRYPOINT')[0] ?? '[]') as string[];
   const imageEnv = Object.fromEntries(directive('ENV').flatMap((l) => l.split(/\s+/).map((kv) => kv.split('=') as [string, string])));
   let scratch: string;
@@ -96,8 +112,18 @@ describe('image: deploy/Dockerfile replayed without a container engine', functio
     app = join(scratch, 'app');
     mkdirSync(deps);
     mkdirSync(app);
-    replayCopies(stages.find((s) => s.name === 'deps')!, deps, {});
-    const install = stages.find((s) => s.name === 'deps')!.lines.find((l) => l.startsWith('RUN '))!.slice(4).split('&&')[0]!.trim().split(/\s+/);
+    replayCopies(
+      stages.find((s) => s.name === 'deps')!,
+      deps,
+      {},
+    );
+    const install = stages
+      .find((s) => s.name === 'deps')!
+      .lines.find((l) => l.startsWith('RUN '))!
+      .slice(4)
+      .split('&&')[0]!
+      .trim()
+      .split(/\s+/);
     assert.deepEqual(install.slice(0, 3), ['npm', 'ci', '--omit=dev']);
     // The local npm cache stands in for the registry.
     await run('npm', [...install.slice(1), '--prefer-offline'], { cwd: deps, env: { ...process.env, NODE_ENV: 'production' } });
@@ -119,13 +145,20 @@ describe('image: deploy/Dockerfile replayed without a container engine', functio
     assert.match(directive('USER')[0] ?? '', /^[1-9]\d*:[1-9]\d*$/);
     assert.ok(!/^\s*HEALTHCHECK/im.test(dockerfile));
     const labels = directive('LABEL').join(' ');
-    for (const l of ['title', 'description', 'version', 'revision', 'source']) assert.ok(labels.includes(`org.opencontainers.image.${l}=`), l);
+    for (const l of ['title', 'description', 'version', 'revision', 'source'])
+      assert.ok(labels.includes(`org.opencontainers.image.${l}=`), l);
     assert.equal(imageEnv.NODE_ENV, 'production');
   });
 
   it('.dockerignore keeps local data, dependencies, git and tests out of the build context', () => {
-    const ignore = readFileSync(join(REPO_ROOT, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim());
-    assert.equal(ignore.find((l) => l && !l.startsWith('#')), '*', 'everything is out unless listed');
+    const ignore = readFileSync(join(REPO_ROOT, '.dockerignore'), 'utf8')
+      .split('\n')
+      .map((l) => l.trim());
+    assert.equal(
+      ignore.find((l) => l && !l.startsWith('#')),
+      '*',
+      'everything is out unless listed',
+    );
     for (const l of ['**/node_modules', '**/data', '**/.data', '.git', '**/*.test.ts']) assert.ok(ignore.includes(l), l);
     assert.ok(!ignore.includes('!tests/') && !ignore.includes('!data/'));
   });
@@ -145,7 +178,14 @@ describe('image: deploy/Dockerfile replayed without a container engine', functio
   it('the entrypoint serves (health, a token from the admin CLI, a read), writes only under DATA_DIR, and drains on SIGTERM', async () => {
     const base = await freePortRange(6);
     const volume = tmp();
-    const env = { ...imageEnv, DATA_DIR: volume, PORT: String(base + 5), GRPC_BASE_PORT: String(base), SHUTDOWN_TIMEOUT_MS: '4000', LOG_LEVEL: 'info' };
+    const env = {
+      ...imageEnv,
+      DATA_DIR: volume,
+      PORT: String(base + 5),
+      GRPC_BASE_PORT: String(base),
+      SHUTDOWN_TIMEOUT_MS: '4000',
+      LOG_LEVEL: 'info',
+    };
     const before = listFiles(app);
     const node = startNode([], env, app, entrypoint.slice(1));
     procs.push(node);
@@ -153,10 +193,14 @@ describe('image: deploy/Dockerfile replayed without a container engine', functio
     await waitFor(`${url}/healthz`, 30_000);
     await waitFor(`${url}/readyz`, 30_000);
 
-    const admin = await run(process.execPath, ['--enable-source-maps', 'dist/admin.js', 'token', 'create', 'demo', 'planner@demo.test', '--name', 'smoke', '--scopes', '*'], {
-      cwd: app,
-      env: { PATH: process.env.PATH ?? '', ...env },
-    });
+    const admin = await run(
+      process.execPath,
+      ['--enable-source-maps', 'dist/admin.js', 'token', 'create', 'demo', 'planner@demo.test', '--name', 'smoke', '--scopes', '*'],
+      {
+        cwd: app,
+        env: { PATH: process.env.PATH ?? '', ...env },
+      },
+    );
     const token = admin.stdout.trim();
     assert.match(token, /\|/);
     const uoms = await fetch(`${url}/demo/api/v1/uoms`, { headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' } });

@@ -32,7 +32,10 @@ describe('jobs: a job whose parts stop moving ends (OUTAGE_WINDOW_MS=2000)', fun
   });
 
   it('a job registered by a worker that then dies is failed with the stalled reason', async () => {
-    const created = await sys.clients.workflows.createJob({ kind: 'forecast_run', total: 3 }, { context: { requestId: 'test', tenant: 'demo', principal } });
+    const created = await sys.clients.workflows.createJob(
+      { kind: 'forecast_run', total: 3 },
+      { context: { requestId: 'test', tenant: 'demo', principal } },
+    );
     const t0 = Date.now();
     const job = await waitForJob(sys, 'demo', token, created.id, ENDS_WITHIN_MS + 10_000);
     const took = Date.now() - t0;
@@ -42,7 +45,10 @@ describe('jobs: a job whose parts stop moving ends (OUTAGE_WINDOW_MS=2000)', fun
     const res = await api(sys, `/demo/api/v1/jobs/${created.id}`, { token });
     assert.equal(res.status, 200);
     assert.equal(res.body.data[0].status, 'failed');
-    assert.deepEqual(res.body.data[0].errors.map((e: { field: string }) => e.field), ['job']);
+    assert.deepEqual(
+      res.body.data[0].errors.map((e: { field: string }) => e.field),
+      ['job'],
+    );
     assert.match(res.body.data[0].errors[0].message, STALLED);
   });
 
@@ -50,11 +56,16 @@ describe('jobs: a job whose parts stop moving ends (OUTAGE_WINDOW_MS=2000)', fun
     const live: Bus = await sys.proc.deps.bus();
     const send = live.send.bind(live);
     // Chunks go nowhere (a queue purged, a message lost): nothing will ever report them.
-    live.send = ((queue: string, body: unknown, options?: object) => (queue === CHUNKS_QUEUE ? Promise.resolve() : send(queue, body, options as never))) as Bus['send'];
+    live.send = ((queue: string, body: unknown, options?: object) =>
+      queue === CHUNKS_QUEUE ? Promise.resolve() : send(queue, body, options as never)) as Bus['send'];
     let jobId: number;
     try {
       const rows = days('2041-05-01', 30).map((d, i) => salesRow(d, i + 1));
-      const res = await api(sys, '/demo/api/v1/workflows/sync-sales', { method: 'POST', token, body: { mode: 'upsert', data: rows, options: { continue_on_error: true } } });
+      const res = await api(sys, '/demo/api/v1/workflows/sync-sales', {
+        method: 'POST',
+        token,
+        body: { mode: 'upsert', data: rows, options: { continue_on_error: true } },
+      });
       assert.equal(res.status, 202, res.text);
       jobId = res.body.data[0].job_id;
       const job = await waitForJob(sys, 'demo', token, jobId, ENDS_WITHIN_MS + 10_000);
@@ -64,7 +75,12 @@ describe('jobs: a job whose parts stop moving ends (OUTAGE_WINDOW_MS=2000)', fun
     } finally {
       live.send = send;
     }
-    const stored = await salesRecords(sys.clients, 'demo', { customer_group_names: ['Retail'], sale_type_names: ['History'], sell_date_from: '2041-05-01', sell_date_to: '2041-05-30' });
+    const stored = await salesRecords(sys.clients, 'demo', {
+      customer_group_names: ['Retail'],
+      sale_type_names: ['History'],
+      sell_date_from: '2041-05-01',
+      sell_date_to: '2041-05-30',
+    });
     assert.equal(stored.length, 0, 'the job counts what the store holds');
   });
 });

@@ -38,15 +38,34 @@ describe('jobs: the internal job API', function () {
   });
 
   it('CreateJob registers a queued job for the calling token; its events fold into GET /jobs/{id}', async () => {
-    const created = await sys.clients.workflows.createJob({ kind: 'forecast_run', total: 0 }, { context: { requestId: 'test', tenant: 'demo', principal } });
+    const created = await sys.clients.workflows.createJob(
+      { kind: 'forecast_run', total: 0 },
+      { context: { requestId: 'test', tenant: 'demo', principal } },
+    );
     const initial = (await job(created.id)).body.data[0];
     assert.deepEqual(
-      { status: initial.status, kind: initial.kind, progress: initial.progress, started_at: initial.started_at, finished_at: initial.finished_at, message: initial.message },
+      {
+        status: initial.status,
+        kind: initial.kind,
+        progress: initial.progress,
+        started_at: initial.started_at,
+        finished_at: initial.finished_at,
+        message: initial.message,
+      },
       { status: 'queued', kind: 'forecast_run', progress: { processed: 0, total: 0 }, started_at: null, finished_at: null, message: null },
     );
 
     await send({ type: 'started', job_id: created.id, tenant: 'demo', total: 3 });
-    const part = (name: string, result: object, errors: object[] = []) => ({ type: 'part', job_id: created.id, tenant: 'demo', part: name, processed: 1, result, errors, errors_count: errors.length });
+    const part = (name: string, result: object, errors: object[] = []) => ({
+      type: 'part',
+      job_id: created.id,
+      tenant: 'demo',
+      part: name,
+      processed: 1,
+      result,
+      errors,
+      errors_count: errors.length,
+    });
     await send(part('series-1', { created: 52 }));
     await send(part('series-1', { created: 52 }));
     await send(part('series-2', { updated: 52 }));
@@ -83,11 +102,17 @@ describe('jobs: the internal job API', function () {
     const ctx = { context: { requestId: 'test', tenant: 'demo', principal } };
     await assert.rejects(sys.clients.workflows.createJob({ kind: 'Forecast Run', total: 1 }, ctx), /job kind/);
     await assert.rejects(sys.clients.workflows.createJob({ kind: 'forecast_run', total: -1 }, ctx), /total/);
-    await assert.rejects(sys.clients.workflows.createJob({ kind: 'forecast_run', total: 1 }, { context: { requestId: 'test', tenant: 'demo' } }), /x-principal/);
+    await assert.rejects(
+      sys.clients.workflows.createJob({ kind: 'forecast_run', total: 1 }, { context: { requestId: 'test', tenant: 'demo' } }),
+      /x-principal/,
+    );
   });
 
   it('a malformed event ends in the dead-letter queue; an event for another tenant changes nothing', async () => {
-    const created = await sys.clients.workflows.createJob({ kind: 'supply_plan_run', total: 1 }, { context: { requestId: 'test', tenant: 'demo', principal } });
+    const created = await sys.clients.workflows.createJob(
+      { kind: 'supply_plan_run', total: 1 },
+      { context: { requestId: 'test', tenant: 'demo', principal } },
+    );
     await send({ type: 'finished', job_id: created.id, tenant: 'acme', status: 'succeeded' });
     await send({ type: 'part', job_id: created.id, tenant: 'demo' });
     const events = await sys.proc.deps.bus();

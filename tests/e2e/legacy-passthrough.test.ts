@@ -39,19 +39,21 @@ function upstream(seen: Seen[]): Server {
 
 /** A raw exchange, timing the first body chunk against the end. */
 function raw(url: string, init: { method?: string; headers?: Record<string, string>; body?: Buffer } = {}) {
-  return new Promise<{ status: number; headers: IncomingHttpHeaders; text: string; firstChunkAt: number; endAt: number }>((resolve, reject) => {
-    const req = request(url, { method: init.method ?? 'GET', headers: init.headers }, (res) => {
-      let text = '';
-      let firstChunkAt = 0;
-      res.on('data', (c: Buffer) => {
-        firstChunkAt ||= Date.now();
-        text += c.toString('utf8');
+  return new Promise<{ status: number; headers: IncomingHttpHeaders; text: string; firstChunkAt: number; endAt: number }>(
+    (resolve, reject) => {
+      const req = request(url, { method: init.method ?? 'GET', headers: init.headers }, (res) => {
+        let text = '';
+        let firstChunkAt = 0;
+        res.on('data', (c: Buffer) => {
+          firstChunkAt ||= Date.now();
+          text += c.toString('utf8');
+        });
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, text, firstChunkAt, endAt: Date.now() }));
       });
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, text, firstChunkAt, endAt: Date.now() }));
-    });
-    req.on('error', reject);
-    req.end(init.body);
-  });
+      req.on('error', reject);
+      req.end(init.body);
+    },
+  );
 }
 
 describe('legacy passthrough (LEGACY_UPSTREAM_URL)', function () {
@@ -78,12 +80,16 @@ describe('legacy passthrough (LEGACY_UPSTREAM_URL)', function () {
   });
 
   it('serves the routes this service implements itself, and forwards the paths and methods it lacks', async () => {
-    const own = await fetch(`${sys.baseUrl}/demo/api/v1/uoms`, { headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' } });
+    const own = await fetch(`${sys.baseUrl}/demo/api/v1/uoms`, {
+      headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' },
+    });
     assert.equal(own.status, 200);
     assert.equal(own.headers.get('via'), null);
     assert.equal(seen.length, 0, 'nothing reached the upstream');
 
-    const old = await fetch(`${sys.baseUrl}/demo/api/v1/old-report?week=3`, { headers: { Authorization: `Bearer ${token}`, 'X-Request-Id': 'passthrough-test-1' } });
+    const old = await fetch(`${sys.baseUrl}/demo/api/v1/old-report?week=3`, {
+      headers: { Authorization: `Bearer ${token}`, 'X-Request-Id': 'passthrough-test-1' },
+    });
     assert.equal(old.status, 200);
     assert.deepEqual(await old.json(), { from: 'legacy', method: 'GET', url: '/demo/api/v1/old-report?week=3', bytes: 0 });
     assert.equal(old.headers.get('x-legacy'), 'yes');
@@ -92,7 +98,11 @@ describe('legacy passthrough (LEGACY_UPSTREAM_URL)', function () {
     assert.equal(seen[0]!.headers.authorization, `Bearer ${token}`);
 
     // PUT is no method of /uoms here: the previous deployment may have it.
-    const put = await fetch(`${sys.baseUrl}/demo/api/v1/uoms`, { method: 'PUT', body: '{}', headers: { 'Content-Type': 'application/json' } });
+    const put = await fetch(`${sys.baseUrl}/demo/api/v1/uoms`, {
+      method: 'PUT',
+      body: '{}',
+      headers: { 'Content-Type': 'application/json' },
+    });
     assert.equal(put.status, 200);
     assert.equal(((await put.json()) as { method: string }).method, 'PUT');
 
@@ -103,7 +113,12 @@ describe('legacy passthrough (LEGACY_UPSTREAM_URL)', function () {
 
   it('drops hop-by-hop fields both ways and says it is a proxy (Via)', async () => {
     const res = await raw(`${sys.baseUrl}/demo/api/v1/old-report`, {
-      headers: { Connection: 'keep-alive, X-Client-Hop', 'X-Client-Hop': 'secret', 'Proxy-Authorization': 'Basic c2VjcmV0', TE: 'trailers' },
+      headers: {
+        Connection: 'keep-alive, X-Client-Hop',
+        'X-Client-Hop': 'secret',
+        'Proxy-Authorization': 'Basic c2VjcmV0',
+        TE: 'trailers',
+      },
     });
     assert.equal(res.status, 200);
     const sent = seen[0]!.headers;
@@ -122,7 +137,11 @@ describe('legacy passthrough (LEGACY_UPSTREAM_URL)', function () {
     assert.ok(stream.endAt - stream.firstChunkAt >= 250, `first chunk ${stream.endAt - stream.firstChunkAt} ms before the end`);
 
     const body = Buffer.alloc(12 * 1024 * 1024, 'a');
-    const upload = await raw(`${sys.baseUrl}/demo/api/v1/big-upload`, { method: 'POST', body, headers: { 'Content-Type': 'text/csv', 'Content-Length': String(body.length) } });
+    const upload = await raw(`${sys.baseUrl}/demo/api/v1/big-upload`, {
+      method: 'POST',
+      body,
+      headers: { 'Content-Type': 'text/csv', 'Content-Length': String(body.length) },
+    });
     assert.equal(upload.status, 200, upload.text);
     assert.equal(JSON.parse(upload.text).bytes, body.length);
   });

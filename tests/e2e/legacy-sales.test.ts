@@ -47,7 +47,7 @@ describe('legacy GET /sales and GET /supply-plan/get/process', function () {
     demo = await sys.tokenFor('demo', 'planner@demo.test', ['public_api.read']);
     acme = await sys.tokenFor('acme', 'admin@acme.test', ['public_api.read']);
     history = [];
-    for (let after = 0; ; ) {
+    for (let after = 0; ;) {
       const res = await sys.clients.transactional.listSales({ after_id: after, limit: 10_000, filter: undefined }, as('demo'));
       history.push(...res.records);
       if (!res.has_more) break;
@@ -115,31 +115,61 @@ describe('legacy GET /sales and GET /supply-plan/get/process', function () {
   });
 
   it('counts duration in days from start_date: sell_date in [start, start + duration)', async () => {
-    for (const [start, days] of [['2024-01-01', 7], ['2024-01-01', 8], ['2023-12-30', 10], ['2030-01-01', 30]] as const) {
+    for (const [start, days] of [
+      ['2024-01-01', 7],
+      ['2024-01-01', 8],
+      ['2023-12-30', 10],
+      ['2030-01-01', 30],
+    ] as const) {
       const expected = history.filter(inWindow(start, days));
       const { seen } = await walk(`sale_type_name=history&start_date=${start}&duration=${days}`, 50, expected);
-      assert.deepEqual(seen.map((r) => r.id), expected.map((r) => r.id), `${start} + ${days} days`);
+      assert.deepEqual(
+        seen.map((r) => r.id),
+        expected.map((r) => r.id),
+        `${start} + ${days} days`,
+      );
     }
     const window = history.filter(inWindow('2024-01-01', 7));
-    const pastTheEnd = await get(`sales?sale_type_name=History&start_date=2024-01-01&duration=7&current_index=${window[window.length - 1]!.id}`);
+    const pastTheEnd = await get(
+      `sales?sale_type_name=History&start_date=2024-01-01&duration=7&current_index=${window[window.length - 1]!.id}`,
+    );
     assert.deepEqual(
-      [pastTheEnd.body.total, pastTheEnd.body.previous_data_count, pastTheEnd.body.success_count, pastTheEnd.body.data_count_remaining, pastTheEnd.body.next_index],
+      [
+        pastTheEnd.body.total,
+        pastTheEnd.body.previous_data_count,
+        pastTheEnd.body.success_count,
+        pastTheEnd.body.data_count_remaining,
+        pastTheEnd.body.next_index,
+      ],
       [window.length, window.length, 0, 0, null],
       'a batch past the end is empty and still adds up',
     );
     const forecast = await get('sales?sale_type_name=Forecast&start_date=2024-01-01&duration=365');
     assert.equal(forecast.status, 200, 'a sale type with no records is an empty answer');
-    assert.deepEqual([forecast.body.total, forecast.body.sales, forecast.body.next_index, forecast.body.data_count_remaining], [0, [], null, 0]);
+    assert.deepEqual(
+      [forecast.body.total, forecast.body.sales, forecast.body.next_index, forecast.body.data_count_remaining],
+      [0, [], null, 0],
+    );
   });
 
-  it("adds uom and one field per hierarchy level, named as the tenant configured its levels", async () => {
+  it('adds uom and one field per hierarchy level, named as the tenant configured its levels', async () => {
     const ref = sys.clients.reference;
-    const levels = (await ref.listHierarchyLevels({ page: { page: 1, per_page: 100, total: 0 }, filter_name: '', filter_item_name: '', filter_location_name: '' }, as('acme'))).records;
-    const rename = async (from: string, to: string) => ref.updateHierarchyLevel({ id: levels.find((l) => l.name === from)!.id, patch: { name: to } }, as('acme'));
+    const levels = (
+      await ref.listHierarchyLevels(
+        { page: { page: 1, per_page: 100, total: 0 }, filter_name: '', filter_item_name: '', filter_location_name: '' },
+        as('acme'),
+      )
+    ).records;
+    const rename = async (from: string, to: string) =>
+      ref.updateHierarchyLevel({ id: levels.find((l) => l.name === from)!.id, patch: { name: to } }, as('acme'));
     await rename('Category', 'Product Family');
     await rename('Region', 'Sales Region');
 
-    const res = await get('sales?sale_type_name=History&start_date=2024-06-03&duration=7&include_flattened_hierarchy=1&pagination_count=200', acme, 'acme');
+    const res = await get(
+      'sales?sale_type_name=History&start_date=2024-06-03&duration=7&include_flattened_hierarchy=1&pagination_count=200',
+      acme,
+      'acme',
+    );
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.sales.length, 156, 'a week: 48 items x 3 customer groups, and the 12 items Partner-Mart buys');
     const items = new Map<string, any>();
@@ -159,9 +189,17 @@ describe('legacy GET /sales and GET /supply-plan/get/process', function () {
       assert.equal(sale.Channel, group.hierarchy.Channel);
       assert.equal(sale['Sales Region'], group.hierarchy['Sales Region']);
     }
-    const demoSale = (await get('sales?sale_type_name=History&start_date=2024-06-03&duration=7&include_flattened_hierarchy=1&pagination_count=1')).body.sales[0];
-    assert.deepEqual(Object.keys(demoSale).slice(LEGACY_FIELDS.length), ['uom', 'Category', 'Brand', 'Channel', 'Region'], "demo keeps its own level names");
-    const plain = (await get('sales?sale_type_name=History&start_date=2024-06-03&duration=7&include_flattened_hierarchy=0&pagination_count=1')).body.sales[0];
+    const demoSale = (
+      await get('sales?sale_type_name=History&start_date=2024-06-03&duration=7&include_flattened_hierarchy=1&pagination_count=1')
+    ).body.sales[0];
+    assert.deepEqual(
+      Object.keys(demoSale).slice(LEGACY_FIELDS.length),
+      ['uom', 'Category', 'Brand', 'Channel', 'Region'],
+      'demo keeps its own level names',
+    );
+    const plain = (
+      await get('sales?sale_type_name=History&start_date=2024-06-03&duration=7&include_flattened_hierarchy=0&pagination_count=1')
+    ).body.sales[0];
     assert.deepEqual(Object.keys(plain), LEGACY_FIELDS);
   });
 
@@ -207,10 +245,22 @@ describe('legacy GET /sales and GET /supply-plan/get/process', function () {
 
   it('reads one item-location supply plan flat through GET /supply-plan/get/process', async () => {
     const weeks = Array.from({ length: 6 }, (_, i) => new Date(Date.UTC(2025, 0, 6 + 7 * i)).toISOString().slice(0, 10));
-    for (const [view_id, view_name] of [[1, 'Default'], [2, 'Scenario B']] as const) {
+    for (const [view_id, view_name] of [
+      [1, 'Default'],
+      [2, 'Scenario B'],
+    ] as const) {
       await sys.clients.transactional.replaceSupplyPlan(
         {
-          target: { item_location_id: 5, item_id: 3, item_name: 'SKU-0003', location_id: 2, location_name: 'DC-West', view_id, view_name, plan_run_id: 11 },
+          target: {
+            item_location_id: 5,
+            item_id: 3,
+            item_name: 'SKU-0003',
+            location_id: 2,
+            location_name: 'DC-West',
+            view_id,
+            view_name,
+            plan_run_id: 11,
+          },
           buckets: weeks.map((period_start, i) => ({
             period_start,
             gross_requirements: 20,
@@ -228,14 +278,37 @@ describe('legacy GET /sales and GET /supply-plan/get/process', function () {
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(Object.keys(res.body), ['success_message', 'supply_plans', 'total']);
     assert.equal(res.body.total, 6);
-    assert.deepEqual(res.body.supply_plans.map((r: any) => r.period_start), weeks);
+    assert.deepEqual(
+      res.body.supply_plans.map((r: any) => r.period_start),
+      weeks,
+    );
     assert.deepEqual(Object.keys(res.body.supply_plans[0]), [
-      'id', 'view_name', 'item_name', 'location_name', 'period_start', 'gross_requirements', 'scheduled_receipts',
-      'projected_available', 'net_requirements', 'planned_receipts', 'planned_releases', 'plan_run_id', 'created_at', 'updated_at',
+      'id',
+      'view_name',
+      'item_name',
+      'location_name',
+      'period_start',
+      'gross_requirements',
+      'scheduled_receipts',
+      'projected_available',
+      'net_requirements',
+      'planned_receipts',
+      'planned_releases',
+      'plan_run_id',
+      'created_at',
+      'updated_at',
     ]);
-    assert.deepEqual(res.body.supply_plans[0], { ...res.body.supply_plans[0], view_name: 'Default', item_name: 'SKU-0003', scheduled_receipts: 10 });
+    assert.deepEqual(res.body.supply_plans[0], {
+      ...res.body.supply_plans[0],
+      view_name: 'Default',
+      item_name: 'SKU-0003',
+      scheduled_receipts: 10,
+    });
     const everyView = await get('supply-plan/get/process?item_name=SKU-0003&location_name=DC-West');
-    assert.deepEqual(everyView.body.supply_plans.map((r: any) => r.view_name), [...Array(6).fill('Default'), ...Array(6).fill('Scenario B')]);
+    assert.deepEqual(
+      everyView.body.supply_plans.map((r: any) => r.view_name),
+      [...Array(6).fill('Default'), ...Array(6).fill('Scenario B')],
+    );
     const none = await get('supply-plan/get/process?item_name=SKU-0004&location_name=DC-West');
     assert.deepEqual([none.status, none.body.total, none.body.supply_plans], [200, 0, []]);
     const missing = await get('supply-plan/get/process?item_name=SKU-0003');

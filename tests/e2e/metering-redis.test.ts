@@ -7,10 +7,24 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { freePortRange } from '../support/ports';
 import { api, startSystem, type TestSystem } from '../support/system';
-import { clearMeterKeys, creditsOf, eventually, freshTenant, meterEnv, rateLimitOf, REDIS_URL, ScratchRedis, usageFolded } from './metering-support';
+import {
+  clearMeterKeys,
+  creditsOf,
+  eventually,
+  freshTenant,
+  meterEnv,
+  rateLimitOf,
+  REDIS_URL,
+  ScratchRedis,
+  usageFolded,
+} from './metering-support';
 
 /** One more gateway process, reaching the system's services and sharing its Redis. */
-async function extraGateway(sys: TestSystem, env: Record<string, string>, dataDir: string): Promise<{ baseUrl: string; child: ChildProcess; logs: string[] }> {
+async function extraGateway(
+  sys: TestSystem,
+  env: Record<string, string>,
+  dataDir: string,
+): Promise<{ baseUrl: string; child: ChildProcess; logs: string[] }> {
   const port = await freePortRange(1);
   const child = spawn(process.execPath, ['--import', 'tsx', 'services/runner/src/main.ts', '--target=gateway'], {
     env: {
@@ -30,7 +44,11 @@ async function extraGateway(sys: TestSystem, env: Record<string, string>, dataDi
   child.stderr!.on('data', (b) => logs.push(String(b)));
   const baseUrl = `http://127.0.0.1:${port}`;
   await eventually(
-    () => fetch(`${baseUrl}/healthz`).then((r) => r.status, () => 0),
+    () =>
+      fetch(`${baseUrl}/healthz`).then(
+        (r) => r.status,
+        () => 0,
+      ),
     (status) => assert.equal(status, 200, logs.join('')),
     30_000,
   );
@@ -72,7 +90,10 @@ describe('metering across two gateway processes sharing Redis', function () {
     const limited = answers.filter((r) => r.status === 429);
     assert.equal(passed.length, 50);
     assert.equal(limited.length, 150);
-    assert.deepEqual(passed.map((r) => rateLimitOf(r.headers).r).sort((a, b) => a - b), Array.from({ length: 50 }, (_, i) => i));
+    assert.deepEqual(
+      passed.map((r) => rateLimitOf(r.headers).r).sort((a, b) => a - b),
+      Array.from({ length: 50 }, (_, i) => i),
+    );
     for (const r of limited) {
       assert.equal(rateLimitOf(r.headers).r, 0);
       assert.ok(Number(r.headers.get('retry-after')) >= rateLimitOf(r.headers).t);
@@ -111,7 +132,10 @@ describe('metering while Redis is stopped and started', function () {
     const { slug, token } = await freshTenant(sys, { rate: 4, window: 60, credits: 100 });
     const [spender, browser] = await Promise.all([token(), token()]);
     const uoms = () => api(sys!, `/${slug}/api/v1/uoms`, { token: spender });
-    assert.deepEqual((await Promise.all([uoms(), uoms()])).map((r) => r.status), [200, 200]);
+    assert.deepEqual(
+      (await Promise.all([uoms(), uoms()])).map((r) => r.status),
+      [200, 200],
+    );
     await usageFolded(sys, slug, (totals) => assert.equal(totals.credits, 2));
 
     await redis.stop();
@@ -127,8 +151,14 @@ describe('metering while Redis is stopped and started', function () {
     // Free routes keep answering, limited per token by this process alone.
     const free = [];
     for (let i = 0; i < 5; i++) free.push(await api(sys, `/${slug}/api/v1/tokens`, { token: browser }));
-    assert.deepEqual(free.map((r) => r.status), [200, 200, 200, 200, 429]);
-    assert.deepEqual(free.map((r) => rateLimitOf(r.headers).r), [3, 2, 1, 0, 0]);
+    assert.deepEqual(
+      free.map((r) => r.status),
+      [200, 200, 200, 200, 429],
+    );
+    assert.deepEqual(
+      free.map((r) => rateLimitOf(r.headers).r),
+      [3, 2, 1, 0, 0],
+    );
     assert.equal(free[0]!.headers.get('credits-remaining'), null);
     assert.ok(Number(free[4]!.headers.get('retry-after')) >= rateLimitOf(free[4]!.headers).t);
     // The balance shown without the meter is the usage records': nothing was spent meanwhile.

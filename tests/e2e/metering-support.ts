@@ -7,7 +7,8 @@ export { ScratchRedis } from '../support/scratch-redis';
 
 /** With REDIS_URL the system meters in Redis (keys under a namespace of this run); without it, in memory. */
 export const REDIS_URL = process.env.REDIS_URL;
-export const meterEnv = (): Record<string, string> => (REDIS_URL ? { REDIS_URL, BUS_NAMESPACE: `metering-e2e-${randomBytes(4).toString('hex')}` } : {});
+export const meterEnv = (): Record<string, string> =>
+  REDIS_URL ? { REDIS_URL, BUS_NAMESPACE: `metering-e2e-${randomBytes(4).toString('hex')}` } : {};
 
 interface Limits {
   rate?: number;
@@ -37,7 +38,12 @@ export async function freshTenant(sys: TestSystem, limits: Limits = {}) {
     { email, password: 'metering-password-1', is_admin: true, levels: {} },
     { context: { requestId: 'test', tenant: slug } },
   );
-  await sys.clients.tokens.updateTenant({ slug, rate_limit: limits.rate, rate_window_seconds: limits.window, monthly_credits: limits.credits });
+  await sys.clients.tokens.updateTenant({
+    slug,
+    rate_limit: limits.rate,
+    rate_window_seconds: limits.window,
+    monthly_credits: limits.credits,
+  });
   return { slug, token: (scopes = ['*']) => sys.tokenFor(slug, email, scopes) };
 }
 
@@ -66,10 +72,18 @@ export async function eventually<T>(read: () => Promise<T>, check: (value: T) =>
  * Waits until the tokens service has folded usage that passes `check`, asking it directly
  * (not through `GET /usage`, which would itself be recorded and rate-limited).
  */
-export async function usageFolded(sys: TestSystem, slug: string, check: (totals: { requests: number; credits: number }) => void): Promise<void> {
+export async function usageFolded(
+  sys: TestSystem,
+  slug: string,
+  check: (totals: { requests: number; credits: number }) => void,
+): Promise<void> {
   const today = sys.config.now().toISOString().slice(0, 10);
   await eventually(
-    () => sys.clients.tokens.getUsage({ from: `${today.slice(0, 7)}-01`, to: today, group_by: [] }, { context: { requestId: 'test', tenant: slug } }),
+    () =>
+      sys.clients.tokens.getUsage(
+        { from: `${today.slice(0, 7)}-01`, to: today, group_by: [] },
+        { context: { requestId: 'test', tenant: slug } },
+      ),
     (report) => check({ requests: report.requests, credits: report.credits }),
   );
 }

@@ -23,11 +23,20 @@ describe('metering: rate limits, credits and usage', function () {
     const t = await token();
     const reads = [];
     for (let i = 0; i < 3; i++) reads.push(await api(sys, `/${slug}/api/v1/uoms`, { token: t }));
-    assert.deepEqual(reads.map((r) => r.status), [200, 200, 200]);
+    assert.deepEqual(
+      reads.map((r) => r.status),
+      [200, 200, 200],
+    );
     assert.ok(reads.every((r) => r.headers.get('ratelimit-policy') === '"default";q=10;w=30'));
-    assert.deepEqual(reads.map((r) => rateLimitOf(r.headers).r), [9, 8, 7]);
+    assert.deepEqual(
+      reads.map((r) => rateLimitOf(r.headers).r),
+      [9, 8, 7],
+    );
     assert.ok(reads.every((r) => rateLimitOf(r.headers).t >= 1 && rateLimitOf(r.headers).t <= 30));
-    assert.deepEqual(reads.map((r) => r.headers.get('credits-remaining')), ['999', '998', '997']);
+    assert.deepEqual(
+      reads.map((r) => r.headers.get('credits-remaining')),
+      ['999', '998', '997'],
+    );
 
     const write = await api(sys, `/${slug}/api/v1/uoms`, { method: 'POST', token: t, body: { name: 'Each', abbreviation: 'ea' } });
     assert.equal(write.status, 201, write.text);
@@ -57,7 +66,10 @@ describe('metering: rate limits, credits and usage', function () {
     const refused = answers.filter((r) => r.status === 402);
     assert.equal(passed.length, 10);
     assert.equal(refused.length, 90);
-    assert.deepEqual(passed.map((r) => Number(r.headers.get('credits-remaining'))).sort((a, b) => a - b), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    assert.deepEqual(
+      passed.map((r) => Number(r.headers.get('credits-remaining'))).sort((a, b) => a - b),
+      [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+    );
     assert.ok(refused.every((r) => r.body.type === '/problems/credits-exhausted' && r.headers.get('credits-remaining') === '0'));
     assert.match(refused[0]!.headers.get('content-type') ?? '', /^application\/problem\+json/);
     assert.equal((await credits(sys, slug, t)).balance, 0);
@@ -80,7 +92,10 @@ describe('metering: rate limits, credits and usage', function () {
     assert.equal(invalid.headers.get('credits-remaining'), null);
 
     const served = [await uoms(), await uoms(), await uoms()];
-    assert.deepEqual(served.map((r) => r.status), [200, 200, 200]);
+    assert.deepEqual(
+      served.map((r) => r.status),
+      [200, 200, 200],
+    );
     const limited = await uoms();
     assert.equal(limited.status, 429);
     assert.equal(limited.body.type, '/problems/rate-limited');
@@ -92,7 +107,12 @@ describe('metering: rate limits, credits and usage', function () {
     await usageFolded(sys, slug, (totals) => assert.equal(totals.requests, 4));
     const usage = await api(sys, `/${slug}/api/v1/usage?group_by=endpoint`, { token: watcher });
     assert.deepEqual(
-      usage.body.data.map((r: { method: string; endpoint: string; requests: number; credits: number }) => [r.method, r.endpoint, r.requests, r.credits]),
+      usage.body.data.map((r: { method: string; endpoint: string; requests: number; credits: number }) => [
+        r.method,
+        r.endpoint,
+        r.requests,
+        r.credits,
+      ]),
       [
         ['GET', '/credits', 1, 0],
         ['GET', '/uoms', 3, 3],
@@ -123,7 +143,12 @@ describe('metering: rate limits, credits and usage', function () {
       ],
     );
     assert.equal(all.body.data[0].token_name, 'test *');
-    assert.deepEqual(all.body.meta, { from: `${today.slice(0, 7)}-01`, to: today, group_by: ['day', 'endpoint', 'token'], totals: { requests: 6, credits: 6 } });
+    assert.deepEqual(all.body.meta, {
+      from: `${today.slice(0, 7)}-01`,
+      to: today,
+      group_by: ['day', 'endpoint', 'token'],
+      totals: { requests: 6, credits: 6 },
+    });
 
     const byToken = await api(sys, `/${slug}/api/v1/usage?group_by=token&from=${today}&to=${today}`, { token: a });
     assert.deepEqual(
@@ -161,7 +186,9 @@ describe('metering: rate limits, credits and usage', function () {
   it('spends no credits and sends no RateLimit fields on legacy endpoints', async () => {
     const t = await sys.tokenFor('demo', 'planner@demo.test', ['*']);
     const before = (await credits(sys, 'demo', t)).balance;
-    const legacy = await api(sys, '/demo/api/v1/sales?sale_type_name=History&start_date=2024-06-03&duration=7&pagination_count=5', { token: t });
+    const legacy = await api(sys, '/demo/api/v1/sales?sale_type_name=History&start_date=2024-06-03&duration=7&pagination_count=5', {
+      token: t,
+    });
     assert.equal(legacy.status, 200, legacy.text);
     for (const field of ['ratelimit', 'ratelimit-policy', 'credits-remaining']) assert.equal(legacy.headers.get(field), null, field);
     assert.equal((await credits(sys, 'demo', t)).balance, before);
@@ -209,7 +236,8 @@ describe('metering: a meter that lost its balances', function () {
     await usageFolded(sys, slug, (totals) => assert.deepEqual(totals, { requests: 9, credits: 8 }));
     const usageAfter = await api(sys, `/${slug}/api/v1/usage`, { token: t });
     // What was recorded before the reset, plus this process's /usage, /credits and /uoms.
-    const rows = (res: typeof usageBefore) => res.body.data.map((r: Record<string, unknown>) => [r.method, r.endpoint, r.requests, r.credits]);
+    const rows = (res: typeof usageBefore) =>
+      res.body.data.map((r: Record<string, unknown>) => [r.method, r.endpoint, r.requests, r.credits]);
     assert.deepEqual(rows(usageBefore), [
       ['GET', '/uoms', 5, 5],
       ['POST', '/uoms', 1, 2],
@@ -250,12 +278,9 @@ describe('metering: the month turns', function () {
     assert.equal(renewed.status, 200);
     assert.equal(renewed.headers.get('credits-remaining'), '2');
     const now = await credits(sys, slug, t);
-    assert.deepEqual([now.period, now.period_start, now.period_end, now.allowance, now.balance], [
-      '2031-01',
-      '2031-01-01T00:00:00.000Z',
-      '2031-02-01T00:00:00.000Z',
-      3,
-      2,
-    ]);
+    assert.deepEqual(
+      [now.period, now.period_start, now.period_end, now.allowance, now.balance],
+      ['2031-01', '2031-01-01T00:00:00.000Z', '2031-02-01T00:00:00.000Z', 3, 2],
+    );
   });
 });

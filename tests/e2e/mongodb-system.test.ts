@@ -35,7 +35,10 @@ describe(`the system on MongoDB (${DISTRIBUTED ? 'every target its own process' 
     const backends = DISTRIBUTED ? bus : { ...bus, MONGODB_URL };
     sys = await startSystem({ env: { ...backends, MONGODB_DATABASE_PREFIX: prefix, SEED_DEMO: '0' } });
     await sys.clients.tokens.createTenant({ slug, name: '', public_api_enabled: true });
-    await sys.clients.tokens.createUser({ email, password: 'mongodb-password-1', is_admin: true, levels: {} }, { context: { requestId: 'test', tenant: slug } });
+    await sys.clients.tokens.createUser(
+      { email, password: 'mongodb-password-1', is_admin: true, levels: {} },
+      { context: { requestId: 'test', tenant: slug } },
+    );
     token = await sys.tokenFor(slug, email);
   });
   after(async () => {
@@ -51,7 +54,10 @@ describe(`the system on MongoDB (${DISTRIBUTED ? 'every target its own process' 
     const client = new MongoClient(MONGODB_URL);
     try {
       const { databases } = await client.db('admin').admin().listDatabases({ nameOnly: true });
-      const ours = databases.map((d) => d.name).filter((n) => n.startsWith(`${prefix}_`)).map((n) => n.slice(prefix.length + 1));
+      const ours = databases
+        .map((d) => d.name)
+        .filter((n) => n.startsWith(`${prefix}_`))
+        .map((n) => n.slice(prefix.length + 1));
       for (const service of SERVICE_NAMES) assert.ok(ours.includes(service), `${prefix}_${service} in ${ours.join(', ')}`);
       const tenants = await client.db(`${prefix}_tokens`).listCollections().toArray();
       assert.ok(tenants.length > 0, 'the tokens service wrote its collections');
@@ -86,13 +92,18 @@ describe(`the system on MongoDB (${DISTRIBUTED ? 'every target its own process' 
     const inventory = await api(sys!, `/${slug}/api/v1/inventory`, { token });
     assert.equal(inventory.status, 200, inventory.text);
     assert.deepEqual(
-      inventory.body.data.map((r: { item_name: string; location_name: string; quantity: number }) => [r.item_name, r.location_name, r.quantity]),
+      inventory.body.data.map((r: { item_name: string; location_name: string; quantity: number }) => [
+        r.item_name,
+        r.location_name,
+        r.quantity,
+      ]),
       [['MONGO-1', 'DC-Mongo', 140]],
     );
   });
 
   it('takes a file import (its records stage as arrays of cells), updating the row the sync made and adding one', async () => {
-    const csv = 'item_name,location_name,inventory_date,quantity,uom\nMONGO-1,DC-Mongo,2025-01-12,150,ea\nMONGO-1,DC-Mongo,2025-01-19,90,ea\n';
+    const csv =
+      'item_name,location_name,inventory_date,quantity,uom\nMONGO-1,DC-Mongo,2025-01-12,150,ea\nMONGO-1,DC-Mongo,2025-01-19,90,ea\n';
     const res = await postFile(sys!, `/${slug}/api/v1/workflows/sync-inventory/import`, { token, file: csv });
     assert.equal(res.status, 202, res.text);
     const job = await waitForJob(sys!, slug, token, res.body.data[0].job_id, 120_000);
@@ -102,7 +113,10 @@ describe(`the system on MongoDB (${DISTRIBUTED ? 'every target its own process' 
     assert.equal(inventory.status, 200, inventory.text);
     assert.deepEqual(
       inventory.body.data.map((r: { inventory_date: string; quantity: number }) => [r.inventory_date, r.quantity]),
-      [['2025-01-12', 150], ['2025-01-19', 90]],
+      [
+        ['2025-01-12', 150],
+        ['2025-01-19', 90],
+      ],
     );
   });
 });

@@ -35,7 +35,13 @@ describe('observability on the compiled server after the README walkthrough', fu
     const base = await freePortRange(7);
     metricsPort = base + 6;
     const api = `http://127.0.0.1:${base + 5}`;
-    const env = { PORT: String(base + 5), GRPC_BASE_PORT: String(base), METRICS_PORT: String(metricsPort), DATA_DIR: dir, LOG_LEVEL: 'debug' };
+    const env = {
+      PORT: String(base + 5),
+      GRPC_BASE_PORT: String(base),
+      METRICS_PORT: String(metricsPort),
+      DATA_DIR: dir,
+      LOG_LEVEL: 'debug',
+    };
     proc = startNode([], env);
     // Whole lines only: a chunk may end mid-line.
     let partial = '';
@@ -65,15 +71,24 @@ describe('observability on the compiled server after the README walkthrough', fu
     const families = [...text.matchAll(/^# TYPE (supply_\S+) (\S+)$/gm)].map((m) => m[1]!);
     assert.ok(families.length >= 23, families.join());
     const samples = text.split('\n').filter((l) => l && !l.startsWith('#'));
-    const valuesOf = (family: string) => samples.filter((l) => new RegExp(`^${family}(_count|_sum|_bucket)?(\\{| )`).test(l)).map((l) => Number(l.slice(l.lastIndexOf(' ') + 1)));
+    const valuesOf = (family: string) =>
+      samples
+        .filter((l) => new RegExp(`^${family}(_count|_sum|_bucket)?(\\{| )`).test(l))
+        .map((l) => Number(l.slice(l.lastIndexOf(' ') + 1)));
     const silent = families.filter((f) => (MAY_BE_ZERO.has(f) ? valuesOf(f).length === 0 : !valuesOf(f).some((v) => v > 0)));
     assert.deepEqual(silent, [], 'families without a live value');
-    assert.ok(samples.some((l) => l.startsWith('process_cpu_seconds_total')), 'default process metrics');
+    assert.ok(
+      samples.some((l) => l.startsWith('process_cpu_seconds_total')),
+      'default process metrics',
+    );
   });
 
   it('writes exactly one access line per request, and the sync request id reaches workflows and transactional', async () => {
     const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-    const answered = text.split('\n').filter((l) => l.startsWith('supply_http_requests_total{')).reduce((n, l) => n + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+    const answered = text
+      .split('\n')
+      .filter((l) => l.startsWith('supply_http_requests_total{'))
+      .reduce((n, l) => n + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
     const access = lines.filter((l) => l.access === true);
     assert.equal(access.length, answered, 'one access line per answered request');
     const ids = access.map((l) => l.request_id);
@@ -84,6 +99,9 @@ describe('observability on the compiled server after the README walkthrough', fu
     const caused = lines.filter((l) => l.request_id === sync.request_id && l.access !== true);
     const modules = new Set(caused.map((l) => l.module));
     assert.ok(modules.has('workflows') && modules.has('transactional'), `modules with the sync's request id: ${[...modules].join(', ')}`);
-    assert.ok(caused.every((l) => l.tenant === 'demo'), 'with its tenant');
+    assert.ok(
+      caused.every((l) => l.tenant === 'demo'),
+      'with its tenant',
+    );
   });
 });

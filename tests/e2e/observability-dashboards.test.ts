@@ -12,12 +12,16 @@ const METRIC = /\b((?:supply|process|nodejs)_[a-z0-9_]+)\b(\{[^}]*\})?/g;
 
 /** Every PromQL expression of the dashboard's panels. */
 function dashboardExpressions(): Array<{ where: string; expr: string }> {
-  const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as { panels: Array<{ title: string; type: string; targets?: Array<{ expr: string }> }> };
+  const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as {
+    panels: Array<{ title: string; type: string; targets?: Array<{ expr: string }> }>;
+  };
   return dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => ({ where: `panel "${p.title}"`, expr: t.expr })));
 }
 
 function alertExpressions(): Array<{ where: string; expr: string }> {
-  const rules = parse(readFileSync(ALERTS, 'utf8')) as { groups: Array<{ name: string; rules: Array<{ alert: string; expr: string; labels?: Record<string, string> }> }> };
+  const rules = parse(readFileSync(ALERTS, 'utf8')) as {
+    groups: Array<{ name: string; rules: Array<{ alert: string; expr: string; labels?: Record<string, string> }> }>;
+  };
   return rules.groups.flatMap((g) => g.rules.map((r) => ({ where: `alert ${r.alert}`, expr: r.expr })));
 }
 
@@ -57,7 +61,8 @@ describe('observability: the Grafana dashboard and Prometheus alerts name only m
       assert.ok(names.length > 0, `${where} names no metric: ${expr}`);
       for (const [, name, selector] of names) {
         assert.ok(exported.has(name!), `${where}: ${name} is not exported`);
-        const family = registry.getSingleMetric(name!.replace(/_(bucket|count|sum)$/, '')) as unknown as { labelNames?: string[] } | undefined;
+        const family = registry.getSingleMetric(name!.replace(/_(bucket|count|sum)$/, '')) as unknown as
+          { labelNames?: string[] } | undefined;
         if (!family || !selector) continue;
         for (const [, label] of selector.matchAll(/([a-z_]+)\s*(?:=~|!=|!~|=)/g)) {
           assert.ok(SCRAPE_LABELS.has(label!) || family.labelNames?.includes(label!), `${where}: ${name} has no label ${label}`);
@@ -67,8 +72,17 @@ describe('observability: the Grafana dashboard and Prometheus alerts name only m
   });
 
   it('the dashboard covers RED per route, gRPC, queues, jobs and credits', () => {
-    const all = dashboardExpressions().map((e) => e.expr).join('\n');
-    for (const family of ['supply_http_requests_total', 'supply_http_request_duration_seconds_bucket', 'supply_grpc_calls_total', 'supply_bus_messages_total', 'supply_jobs_finished_total', 'supply_metering_credits_spent_total']) {
+    const all = dashboardExpressions()
+      .map((e) => e.expr)
+      .join('\n');
+    for (const family of [
+      'supply_http_requests_total',
+      'supply_http_request_duration_seconds_bucket',
+      'supply_grpc_calls_total',
+      'supply_bus_messages_total',
+      'supply_jobs_finished_total',
+      'supply_metering_credits_spent_total',
+    ]) {
       assert.ok(all.includes(family), family);
     }
     assert.match(all, /by \(route, method\)/);

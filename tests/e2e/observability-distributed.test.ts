@@ -54,10 +54,18 @@ describe('observability of start:distributed: metrics of every target, one reque
     assert.deepEqual(started.metrics, Object.fromEntries(TARGETS.map((t, i) => [t, `http://localhost:${metricsBase + i}/metrics`])));
     // Work for every service: a read (reference), a sync (workflows, transactional), a plan (compute); the token is the tokens service's.
     assert.equal((await api(s, '/demo/api/v1/items?per_page=2', { token })).status, 200);
-    const sync = await api(s, '/demo/api/v1/workflows/sync-sales', { method: 'POST', token, body: { mode: 'upsert', data: days('2037-02-01', 2).map((d, i) => salesRow(d, i + 1)) } });
+    const sync = await api(s, '/demo/api/v1/workflows/sync-sales', {
+      method: 'POST',
+      token,
+      body: { mode: 'upsert', data: days('2037-02-01', 2).map((d, i) => salesRow(d, i + 1)) },
+    });
     assert.equal(sync.status, 202, sync.text);
     assert.equal((await waitForJob(s, 'demo', token, sync.body.data[0].job_id, 60_000)).status, 'succeeded');
-    const plan = await api(s, '/demo/api/v1/supply-plans/generate', { method: 'POST', token, body: { mode: 'standard', item_name: 'SKU-0020', location_name: 'DC-East' } });
+    const plan = await api(s, '/demo/api/v1/supply-plans/generate', {
+      method: 'POST',
+      token,
+      body: { mode: 'standard', item_name: 'SKU-0020', location_name: 'DC-East' },
+    });
     assert.equal(plan.status, 200, plan.text.slice(0, 500));
 
     const scraped = new Map<string, string>();
@@ -69,16 +77,32 @@ describe('observability of start:distributed: metrics of every target, one reque
     for (const [target, text] of scraped) {
       assert.match(text, /^process_cpu_seconds_total /m, `${target}: default process metrics`);
       if (target === 'gateway') {
-        assert.ok(total(text, 'supply_http_requests_total', { route: '/:tenant/api/v1/items', method: 'GET', status: '200' }) >= 1, 'gateway: HTTP series');
-        assert.ok(total(text, 'supply_grpc_calls_total', { side: 'client', service: 'workflows', code: 'OK' }) >= 1, 'gateway: gRPC client series');
+        assert.ok(
+          total(text, 'supply_http_requests_total', { route: '/:tenant/api/v1/items', method: 'GET', status: '200' }) >= 1,
+          'gateway: HTTP series',
+        );
+        assert.ok(
+          total(text, 'supply_grpc_calls_total', { side: 'client', service: 'workflows', code: 'OK' }) >= 1,
+          'gateway: gRPC client series',
+        );
         assert.equal(total(text, 'supply_grpc_calls_total', { side: 'server' }), 0, 'the gateway serves no gRPC');
       } else {
-        assert.ok(total(text, 'supply_grpc_calls_total', { side: 'server', service: target, code: 'OK' }) >= 1, `${target}: its gRPC server series`);
-        assert.equal(total(text, 'supply_grpc_calls_total', { side: 'server' }), total(text, 'supply_grpc_calls_total', { side: 'server', service: target }), `${target} serves only its own service`);
+        assert.ok(
+          total(text, 'supply_grpc_calls_total', { side: 'server', service: target, code: 'OK' }) >= 1,
+          `${target}: its gRPC server series`,
+        );
+        assert.equal(
+          total(text, 'supply_grpc_calls_total', { side: 'server' }),
+          total(text, 'supply_grpc_calls_total', { side: 'server', service: target }),
+          `${target} serves only its own service`,
+        );
         assert.equal(total(text, 'supply_http_requests_total'), 0, `${target} answers no HTTP requests`);
       }
     }
-    assert.ok(total(scraped.get('workflows')!, 'supply_bus_messages_total', { queue: 'workflows.sync-chunks', outcome: 'acknowledged' }) >= 1, 'workflows: its queue');
+    assert.ok(
+      total(scraped.get('workflows')!, 'supply_bus_messages_total', { queue: 'workflows.sync-chunks', outcome: 'acknowledged' }) >= 1,
+      'workflows: its queue',
+    );
   });
 
   it("carries a sync's X-Request-Id into the gateway's access line and the workflows and transactional processes' lines", async () => {
@@ -94,7 +118,11 @@ describe('observability of start:distributed: metrics of every target, one reque
     assert.equal(sync.headers.get('x-request-id'), requestId);
     assert.equal((await waitForJob(s, 'demo', token, sync.body.data[0].job_id, 60_000)).status, 'succeeded');
     // Each target's process by its pid, from its own start-up line.
-    const targetOf = new Map(lines().filter((l) => l.msg === 'started' && typeof l.target === 'string').map((l) => [l.pid, l.target as string]));
+    const targetOf = new Map(
+      lines()
+        .filter((l) => l.msg === 'started' && typeof l.target === 'string')
+        .map((l) => [l.pid, l.target as string]),
+    );
     assert.deepEqual([...targetOf.values()].sort(), [...TARGETS].sort());
     const byProcess = () => {
       const seen = new Map<string, Line[]>();
@@ -116,7 +144,10 @@ describe('observability of start:distributed: metrics of every target, one reque
     for (const target of ['workflows', 'transactional']) {
       const own = seen.get(target) ?? [];
       assert.ok(own.length > 0, `${target}: no line with the request id (processes with it: ${[...seen.keys()].join(', ')})`);
-      assert.ok(own.every((l) => l.tenant === 'demo'), `${target}: with its tenant`);
+      assert.ok(
+        own.every((l) => l.tenant === 'demo'),
+        `${target}: with its tenant`,
+      );
     }
   });
 });

@@ -29,7 +29,10 @@ interface OtlpSpan {
 /** The spans and service names of an OTLP/JSON ExportTraceServiceRequest. */
 function decode(body: Buffer): Array<OtlpSpan & { service: unknown }> {
   const request = JSON.parse(body.toString('utf8')) as {
-    resourceSpans: Array<{ resource: { attributes: Array<{ key: string; value: { stringValue?: string } }> }; scopeSpans: Array<{ spans: OtlpSpan[] }> }>;
+    resourceSpans: Array<{
+      resource: { attributes: Array<{ key: string; value: { stringValue?: string } }> };
+      scopeSpans: Array<{ spans: OtlpSpan[] }>;
+    }>;
   };
   return request.resourceSpans.flatMap((r) => {
     const service = r.resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue;
@@ -52,7 +55,12 @@ describe('traces over OTLP/HTTP from the compiled server', function () {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        received.push({ method: req.method ?? '', url: req.url ?? '', contentType: req.headers['content-type'] ?? '', body: Buffer.concat(chunks) });
+        received.push({
+          method: req.method ?? '',
+          url: req.url ?? '',
+          contentType: req.headers['content-type'] ?? '',
+          body: Buffer.concat(chunks),
+        });
         res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
       });
     });
@@ -61,7 +69,14 @@ describe('traces over OTLP/HTTP from the compiled server', function () {
     dir = mkdtempSync(join(tmpdir(), 'supply-otlp-'));
     base = await freePortRange(6);
     api = `http://127.0.0.1:${base + 5}`;
-    proc = startNode([], { PORT: String(base + 5), GRPC_BASE_PORT: String(base), METRICS_PORT: '0', DATA_DIR: dir, LOG_LEVEL: 'info', OTEL_EXPORTER_OTLP_ENDPOINT: endpoint });
+    proc = startNode([], {
+      PORT: String(base + 5),
+      GRPC_BASE_PORT: String(base),
+      METRICS_PORT: '0',
+      DATA_DIR: dir,
+      LOG_LEVEL: 'info',
+      OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+    });
     await waitFor(`${api}/readyz`, 60_000);
   });
   after(async () => {
@@ -76,16 +91,27 @@ describe('traces over OTLP/HTTP from the compiled server', function () {
   it("posts the request's spans to <endpoint>/v1/traces as OTLP/JSON, in the client's trace", async () => {
     const clients = createClients(loadConfig({ target: 'all', GRPC_BASE_PORT: base, DATA_DIR: dir }, {}));
     const token = await clients.tokens
-      .createToken({ user_email: 'planner@demo.test', name: 'otlp', scopes: ['*'], expires_at: '' }, { context: { requestId: 'otlp-setup', tenant: 'demo' } })
+      .createToken(
+        { user_email: 'planner@demo.test', name: 'otlp', scopes: ['*'], expires_at: '' },
+        { context: { requestId: 'otlp-setup', tenant: 'demo' } },
+      )
       .finally(() => clients.close());
     const traceId = randomBytes(16).toString('hex');
     const res = await fetch(`${api}/demo/api/v1/items?per_page=2`, {
-      headers: { Accept: 'application/json', Authorization: `Bearer ${token.plain_text_token}`, traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` },
+      headers: {
+        Accept: 'application/json',
+        Authorization: `Bearer ${token.plain_text_token}`,
+        traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01`,
+      },
     });
     assert.equal(res.status, 200, await res.text());
     // The batch processor exports every few seconds while the process runs (no shutdown needed).
-    const inTrace = () => received.flatMap((r) => (r.url === '/v1/traces' && r.contentType.startsWith('application/json') ? decode(r.body) : [])).filter((s) => s.traceId === traceId);
-    for (let i = 0; i < 300 && !inTrace().some((s) => s.kind === 3 && s.name.startsWith('supply.reference.v1.')); i++) await new Promise((r) => setTimeout(r, 100));
+    const inTrace = () =>
+      received
+        .flatMap((r) => (r.url === '/v1/traces' && r.contentType.startsWith('application/json') ? decode(r.body) : []))
+        .filter((s) => s.traceId === traceId);
+    for (let i = 0; i < 300 && !inTrace().some((s) => s.kind === 3 && s.name.startsWith('supply.reference.v1.')); i++)
+      await new Promise((r) => setTimeout(r, 100));
     assert.ok(received.length > 0, 'the collector got nothing');
     for (const r of received) {
       assert.equal(`${r.method} ${r.url}`, 'POST /v1/traces');
@@ -100,6 +126,9 @@ describe('traces over OTLP/HTTP from the compiled server', function () {
     assert.equal(http.service, 'supply-planning-all');
     const call = spans.find((s) => s.kind === 3 && s.name.startsWith('supply.reference.v1.'));
     assert.ok(call, names);
-    assert.ok(spans.some((s) => s.kind === 2 && s.name === call.name && s.parentSpanId === call.spanId), `the reference service's side of ${call.name}: ${names}`);
+    assert.ok(
+      spans.some((s) => s.kind === 2 && s.name === call.name && s.parentSpanId === call.spanId),
+      `the reference service's side of ${call.name}: ${names}`,
+    );
   });
 });

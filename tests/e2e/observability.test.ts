@@ -52,13 +52,14 @@ describe('observability: metrics, access log and banner of a running all-in-one 
   /** Request ids sent, by request. */
   const sent: string[] = [];
 
-  const json = () => lines.flatMap((l) => {
-    try {
-      return [JSON.parse(l) as Record<string, unknown>];
-    } catch {
-      return [];
-    }
-  });
+  const json = () =>
+    lines.flatMap((l) => {
+      try {
+        return [JSON.parse(l) as Record<string, unknown>];
+      } catch {
+        return [];
+      }
+    });
 
   async function call(path: string, init: { method?: string; body?: unknown; token?: string | null } = {}) {
     const requestId = `obs-${++seq}-${Math.random().toString(36).slice(2, 8)}`;
@@ -67,7 +68,11 @@ describe('observability: metrics, access log and banner of a running all-in-one 
     const bearer = init.token === undefined ? token : init.token;
     if (bearer) headers.Authorization = `Bearer ${bearer}`;
     if (init.body !== undefined) headers['Content-Type'] = 'application/json';
-    const res = await fetch(`${baseUrl}${path}`, { method: init.method ?? 'GET', headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) });
+    const res = await fetch(`${baseUrl}${path}`, {
+      method: init.method ?? 'GET',
+      headers,
+      body: init.body === undefined ? undefined : JSON.stringify(init.body),
+    });
     const text = await res.text();
     return { status: res.status, requestId, echoed: res.headers.get('x-request-id'), body: text ? JSON.parse(text) : undefined };
   }
@@ -123,8 +128,12 @@ describe('observability: metrics, access log and banner of a running all-in-one 
     clients = createClients(loadConfig({ target: 'all', GRPC_BASE_PORT: base, DATA_DIR: dataDir }, {}));
     const ctx = { context: { requestId: 'obs-setup', tenant: 'demo' } };
     await clients.tokens.updateTenant({ slug: 'demo', rate_limit: 100_000 }, ctx);
-    await clients.tokens.updateTenant({ slug: 'acme', rate_limit: 1, rate_window_seconds: 3600 }, { context: { requestId: 'obs-setup', tenant: 'acme' } });
-    token = (await clients.tokens.createToken({ user_email: 'planner@demo.test', name: 'obs', scopes: ['*'], expires_at: '' }, ctx)).plain_text_token;
+    await clients.tokens.updateTenant(
+      { slug: 'acme', rate_limit: 1, rate_window_seconds: 3600 },
+      { context: { requestId: 'obs-setup', tenant: 'acme' } },
+    );
+    token = (await clients.tokens.createToken({ user_email: 'planner@demo.test', name: 'obs', scopes: ['*'], expires_at: '' }, ctx))
+      .plain_text_token;
   });
 
   after(async () => {
@@ -156,20 +165,34 @@ describe('observability: metrics, access log and banner of a running all-in-one 
     assert.equal((await call('/demo/api/v1/items', { token: 'obviously-not-a-token' })).status, 401);
     assert.equal((await call('/demo/api/v1/items?per_page=banana')).status, 422);
 
-    const sync = await call('/demo/api/v1/workflows/sync-sales', { method: 'POST', body: { mode: 'upsert', data: days('2033-01-01', 3).map((d, i) => salesRow(d, i + 1)) } });
+    const sync = await call('/demo/api/v1/workflows/sync-sales', {
+      method: 'POST',
+      body: { mode: 'upsert', data: days('2033-01-01', 3).map((d, i) => salesRow(d, i + 1)) },
+    });
     assert.equal(sync.status, 202, JSON.stringify(sync.body));
     const syncJob = await waitJob(sync.body.data[0].job_id);
     assert.equal(syncJob.status, 'succeeded');
 
-    const forecast = await call('/demo/api/v1/forecasts/generate', { method: 'POST', body: { item_name: 'SKU-0001', customer_group_name: 'Retail' } });
+    const forecast = await call('/demo/api/v1/forecasts/generate', {
+      method: 'POST',
+      body: { item_name: 'SKU-0001', customer_group_name: 'Retail' },
+    });
     assert.equal(forecast.status, 202, JSON.stringify(forecast.body));
     assert.equal((await waitJob(forecast.body.data[0].job_id)).status, 'succeeded');
 
-    const plan = await call('/demo/api/v1/supply-plans/generate', { method: 'POST', body: { mode: 'standard', item_name: 'SKU-0020', location_name: 'DC-East' } });
+    const plan = await call('/demo/api/v1/supply-plans/generate', {
+      method: 'POST',
+      body: { mode: 'standard', item_name: 'SKU-0020', location_name: 'DC-East' },
+    });
     assert.equal(plan.status, 200, JSON.stringify(plan.body).slice(0, 500));
 
     // Rate limit of 1 request: the second one is refused by the meter.
-    const acme = (await clients.tokens.createToken({ user_email: 'admin@acme.test', name: 'obs', scopes: ['*'], expires_at: '' }, { context: { requestId: 'obs-setup', tenant: 'acme' } })).plain_text_token;
+    const acme = (
+      await clients.tokens.createToken(
+        { user_email: 'admin@acme.test', name: 'obs', scopes: ['*'], expires_at: '' },
+        { context: { requestId: 'obs-setup', tenant: 'acme' } },
+      )
+    ).plain_text_token;
     await call('/acme/api/v1/items', { token: acme });
     assert.equal((await call('/acme/api/v1/items', { token: acme })).status, 429);
 
@@ -186,7 +209,10 @@ describe('observability: metrics, access log and banner of a running all-in-one 
     assert.ok(total(m, 'supply_http_rejections_total', { reason: 'validation' }) >= 1);
     assert.ok(total(m, 'supply_http_rejections_total', { reason: 'rate_limit' }) >= 1);
     assert.ok(total(m, 'supply_metering_limit_rejections_total', { limit: 'rate' }) >= 1);
-    assert.ok(m.some((s) => s.name === 'supply_metering_limit_rejections_total' && s.labels.limit === 'credits'), 'every limit has a series');
+    assert.ok(
+      m.some((s) => s.name === 'supply_metering_limit_rejections_total' && s.labels.limit === 'credits'),
+      'every limit has a series',
+    );
     assert.ok(total(m, 'supply_metering_credits_spent_total') >= 1);
     assert.ok(total(m, 'supply_meter_round_trip_seconds_count', { backend: 'memory', op: 'check', result: 'ok' }) >= 1);
 
@@ -203,7 +229,10 @@ describe('observability: metrics, access log and banner of a running all-in-one 
     assert.ok(m.some((s) => s.name === 'supply_bus_queue_messages' && s.labels.queue === 'workflows.sync-chunks'));
     assert.ok(total(m, 'supply_bus_queue_consumers', { queue: 'workflows.sync-chunks' }) >= 1);
     assert.ok(total(m, 'supply_bus_message_age_seconds_count', { queue: 'workflows.sync-chunks' }) >= 1);
-    assert.ok(m.some((s) => s.name === 'supply_bus_queue_oldest_message_age_seconds' && s.labels.queue === 'workflows.sync-chunks'), 'an empty queue has age 0');
+    assert.ok(
+      m.some((s) => s.name === 'supply_bus_queue_oldest_message_age_seconds' && s.labels.queue === 'workflows.sync-chunks'),
+      'an empty queue has age 0',
+    );
 
     assert.ok(total(m, 'supply_jobs_started_total', { kind: syncJob.kind }) >= 1);
     assert.ok(total(m, 'supply_jobs_finished_total', { kind: syncJob.kind, status: 'succeeded' }) >= 1);
@@ -212,10 +241,16 @@ describe('observability: metrics, access log and banner of a running all-in-one 
     assert.ok(total(m, 'supply_job_rows_total', { kind: syncJob.kind, outcome: 'created' }) >= 3);
     // Retries and dead letters show as series from the start (0 on a clean run), so rates and alerts see them.
     for (const kind of [syncJob.kind, 'forecast_run', 'supply_plan_run']) {
-      assert.ok(m.some((s) => s.name === 'supply_job_parts_retried_total' && s.labels.kind === kind), kind);
+      assert.ok(
+        m.some((s) => s.name === 'supply_job_parts_retried_total' && s.labels.kind === kind),
+        kind,
+      );
     }
     for (const outcome of ['retried', 'dead_lettered']) {
-      assert.ok(m.some((s) => s.name === 'supply_bus_messages_total' && s.labels.queue === 'workflows.sync-chunks' && s.labels.outcome === outcome), outcome);
+      assert.ok(
+        m.some((s) => s.name === 'supply_bus_messages_total' && s.labels.queue === 'workflows.sync-chunks' && s.labels.outcome === outcome),
+        outcome,
+      );
     }
 
     assert.ok(total(m, 'supply_forecast_series_total', { outcome: 'ok' }) >= 1);
@@ -256,7 +291,8 @@ describe('observability: metrics, access log and banner of a running all-in-one 
       const mine = access.filter((l) => l.request_id === id);
       assert.equal(mine.length, 1, `request ${id}: ${mine.length} access lines`);
       const line = mine[0]!;
-      for (const field of ['method', 'route', 'status', 'duration_ms', 'bytes']) assert.ok(line[field] !== undefined, `${field} in ${JSON.stringify(line)}`);
+      for (const field of ['method', 'route', 'status', 'duration_ms', 'bytes'])
+        assert.ok(line[field] !== undefined, `${field} in ${JSON.stringify(line)}`);
     }
     const ok = access.find((l) => l.route === '/:tenant/api/v1/items' && l.status === 200)!;
     assert.equal(ok.tenant, 'demo');
@@ -276,7 +312,10 @@ describe('observability: metrics, access log and banner of a running all-in-one 
   });
 
   it('the request id of a sync appears on the workflows and transactional lines its work causes', async () => {
-    const sync = await call('/demo/api/v1/workflows/sync-sales', { method: 'POST', body: { mode: 'upsert', data: days('2034-03-01', 2).map((d, i) => salesRow(d, i + 1)) } });
+    const sync = await call('/demo/api/v1/workflows/sync-sales', {
+      method: 'POST',
+      body: { mode: 'upsert', data: days('2034-03-01', 2).map((d, i) => salesRow(d, i + 1)) },
+    });
     assert.equal(sync.status, 202);
     await waitJob(sync.body.data[0].job_id);
     await new Promise((r) => setTimeout(r, 300));
@@ -286,7 +325,10 @@ describe('observability: metrics, access log and banner of a running all-in-one 
     assert.ok(modules.has('workflows'), 'workflows');
     assert.ok(modules.has('transactional'), 'transactional');
     // The chunk work ran on a bus consumer: its transactional calls (applySales) carry the request id too.
-    assert.ok(mine.some((l) => l.module === 'transactional' && l.rpc === 'applySales'), JSON.stringify(mine.map((l) => [l.module, l.rpc, l.msg])));
+    assert.ok(
+      mine.some((l) => l.module === 'transactional' && l.rpc === 'applySales'),
+      JSON.stringify(mine.map((l) => [l.module, l.rpc, l.msg])),
+    );
     assert.ok(mine.filter((l) => l.module === 'workflows').every((l) => l.tenant === 'demo'));
   });
 });

@@ -51,7 +51,10 @@ describe('platform: processes', function () {
     await waitFor(`http://127.0.0.1:${base + 5}/readyz`, 10_000);
     p.child.kill('SIGTERM');
     assert.equal(await p.exited, 0);
-    assert.ok(p.logs.some((l) => l.includes('"msg":"stopped"')), 'logs a clean stop');
+    assert.ok(
+      p.logs.some((l) => l.includes('"msg":"stopped"')),
+      'logs a clean stop',
+    );
   });
 
   it('npm start runs node on the compiled build and hands SIGTERM to it: the server drains and npm exits 0', async () => {
@@ -59,7 +62,14 @@ describe('platform: processes', function () {
     const url = `http://127.0.0.1:${base + 5}`;
     const child = spawn('npm', ['start'], {
       cwd: REPO_ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: String(base + 5), GRPC_BASE_PORT: String(base), DATA_DIR: tmp(), LOG_LEVEL: 'info' },
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        PORT: String(base + 5),
+        GRPC_BASE_PORT: String(base),
+        DATA_DIR: tmp(),
+        LOG_LEVEL: 'info',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const logs: string[] = [];
@@ -74,18 +84,34 @@ describe('platform: processes', function () {
     child.kill('SIGTERM');
     assert.equal(await exited, 0);
     await new Promise((r) => setTimeout(r, 200));
-    assert.ok(logs.some((l) => l.includes('"msg":"stopped"')), 'the server drained');
-    assert.equal(await fetch(`${url}/healthz`).then(() => 'answered', () => 'gone'), 'gone', 'no orphan server left answering');
+    assert.ok(
+      logs.some((l) => l.includes('"msg":"stopped"')),
+      'the server drained',
+    );
+    assert.equal(
+      await fetch(`${url}/healthz`).then(
+        () => 'answered',
+        () => 'gone',
+      ),
+      'gone',
+      'no orphan server left answering',
+    );
     assert.throws(() => process.kill(Number(server![1]), 0), 'the server process is gone');
   });
 
   it('refuses to start on bad configuration, naming the variable', async () => {
     const p = start([], { PORT: 'eighty', DATA_DIR: tmp() });
     assert.equal(await p.exited, 2);
-    assert.ok(p.logs.some((l) => l.includes('PORT')), p.logs.join('\n'));
+    assert.ok(
+      p.logs.some((l) => l.includes('PORT')),
+      p.logs.join('\n'),
+    );
     const q = start(['--target=gateway'], { DATA_DIR: tmp() });
     assert.equal(await q.exited, 2);
-    assert.ok(q.logs.some((l) => l.includes('SERVICE_CREDENTIAL')), q.logs.join('\n'));
+    assert.ok(
+      q.logs.some((l) => l.includes('SERVICE_CREDENTIAL')),
+      q.logs.join('\n'),
+    );
   });
 
   it('runs services and the gateway as separate processes, and a request crosses them', async () => {
@@ -105,8 +131,14 @@ describe('platform: processes', function () {
     let token = '';
     for (let i = 0; i < 50 && !token; i++) {
       token = await clients.tokens
-        .createToken({ user_email: 'planner@demo.test', name: 'cross', scopes: ['public_api.read'], expires_at: '' }, { context: { requestId: 'x', tenant: 'demo' } })
-        .then((t) => t.plain_text_token, () => '');
+        .createToken(
+          { user_email: 'planner@demo.test', name: 'cross', scopes: ['public_api.read'], expires_at: '' },
+          { context: { requestId: 'x', tenant: 'demo' } },
+        )
+        .then(
+          (t) => t.plain_text_token,
+          () => '',
+        );
       if (!token) await new Promise((r) => setTimeout(r, 200));
     }
     clients.close();
@@ -126,7 +158,10 @@ describe('platform: processes', function () {
 
     // The gateway's request id reached the reference process's log lines of that call.
     await new Promise((r) => setTimeout(r, 200));
-    assert.ok(reference.logs.some((l) => l.includes('"request_id":"cross-process-1"')), 'request id logged by the service');
+    assert.ok(
+      reference.logs.some((l) => l.includes('"request_id":"cross-process-1"')),
+      'request id logged by the service',
+    );
     assert.ok(!gateway.logs.concat(reference.logs, tokens.logs).some((l) => l.includes(token.split('|')[1]!)), 'no token in logs');
 
     for (const p of [gateway, reference, tokens]) {

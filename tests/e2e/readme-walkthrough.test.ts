@@ -38,7 +38,10 @@ describe('README: the five-minute walkthrough runs as written', function () {
   it('finds the walkthrough blocks', () => {
     const blocks = shBlocks(readFileSync(join(REPO_ROOT, 'README.md'), 'utf8'), HEADING);
     assert.equal(blocks.length, 8, 'health, CLI token, HTTP token, read, sync, forecast, plan, view plan');
-    assert.ok(blocks.every((b) => !b.includes('jq')), 'the walkthrough needs only curl, sed and grep');
+    assert.ok(
+      blocks.every((b) => !b.includes('jq')),
+      'the walkthrough needs only curl, sed and grep',
+    );
     assert.ok(blocks.join('\n').includes(DOC_API), `the blocks reach the server at ${DOC_API}`);
   });
 
@@ -81,7 +84,11 @@ describe('README: the five-minute walkthrough runs as written', function () {
     assert.match(forecast, /"item_name":"SKU-0001"/, forecast);
     assert.match(forecast, /"customer_group_name":"Retail"/, forecast);
 
-    assert.match(plan, /^"message":"Supply plan generated for SKU-0001 at Partner-Mart: 52 week buckets of view Default, partner mode/, `plan: ${plan}`);
+    assert.match(
+      plan,
+      /^"message":"Supply plan generated for SKU-0001 at Partner-Mart: 52 week buckets of view Default, partner mode/,
+      `plan: ${plan}`,
+    );
     assert.match(plan, /\n"totals":\{"satisfied_demand":[\d.]+,"revenue":[\d.]+,/, plan);
     assert.match(plan, /\nHTTP 200\n$/, plan);
 

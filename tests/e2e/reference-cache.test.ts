@@ -15,7 +15,11 @@ import { eventually, freshTenant, rateLimitOf } from './metering-support';
 const AMQP_URL = process.env.AMQP_URL;
 
 /** One more gateway process reaching the system's services over gRPC and sharing its bus. */
-async function extraGateway(sys: TestSystem, env: Record<string, string>, dataDir: string): Promise<{ baseUrl: string; child: ChildProcess; logs: string[] }> {
+async function extraGateway(
+  sys: TestSystem,
+  env: Record<string, string>,
+  dataDir: string,
+): Promise<{ baseUrl: string; child: ChildProcess; logs: string[] }> {
   const port = await freePortRange(1);
   const child = spawn(process.execPath, ['--import', 'tsx', 'services/runner/src/main.ts', '--target=gateway'], {
     env: {
@@ -35,7 +39,11 @@ async function extraGateway(sys: TestSystem, env: Record<string, string>, dataDi
   child.stderr!.on('data', (b) => logs.push(String(b)));
   const baseUrl = `http://127.0.0.1:${port}`;
   await eventually(
-    () => fetch(`${baseUrl}/healthz`).then((r) => r.status, () => 0),
+    () =>
+      fetch(`${baseUrl}/healthz`).then(
+        (r) => r.status,
+        () => 0,
+      ),
     (status) => assert.equal(status, 200, logs.join('')),
     30_000,
   );
@@ -68,7 +76,11 @@ describe('reference read cache (all-in-one, embedded bus)', function () {
     const notModified = await api(sys, `/${slug}/api/v1/uoms`, { token: t, headers: conditional });
     assert.equal(notModified.status, 304);
     assert.equal(notModified.text, '');
-    assert.equal(Number(again.headers.get('credits-remaining')) - Number(notModified.headers.get('credits-remaining')), 1, 'a 304 spends a read');
+    assert.equal(
+      Number(again.headers.get('credits-remaining')) - Number(notModified.headers.get('credits-remaining')),
+      1,
+      'a 304 spends a read',
+    );
     assert.equal(rateLimitOf(again.headers).r - rateLimitOf(notModified.headers).r, 1, 'a 304 takes a rate slot');
     const otherTag = await api(sys, `/${slug}/api/v1/uoms`, { token: t, headers: { ...conditional, 'If-None-Match': 'W/"nope"' } });
     assert.equal(otherTag.status, 200);
@@ -84,7 +96,10 @@ describe('reference read cache (all-in-one, embedded bus)', function () {
     assert.equal(before.status, 200);
     const created = await api(sys, `/${slug}/api/v1/uoms`, { method: 'POST', token: t, body: { name: 'Crate', abbreviation: 'cr' } });
     assert.equal(created.status, 201, created.text);
-    const afterPost = await api(sys, `/${slug}/api/v1/uoms?per_page=50`, { token: t, headers: { 'If-None-Match': before.headers.get('etag')!, 'Cache-Control': 'max-age=0' } });
+    const afterPost = await api(sys, `/${slug}/api/v1/uoms?per_page=50`, {
+      token: t,
+      headers: { 'If-None-Match': before.headers.get('etag')!, 'Cache-Control': 'max-age=0' },
+    });
     assert.equal(afterPost.status, 200);
     assert.ok(names(afterPost).includes('Crate'));
     const id = created.body.data[0].id;
@@ -104,7 +119,11 @@ describe('reference read cache (all-in-one, embedded bus)', function () {
       { records: [{ name: 'Keg', abbreviation: 'kg2' }], array_body: false },
       { context: { requestId: 'test', tenant: slug } },
     );
-    await eventually(() => api(sys, `/${slug}/api/v1/uoms`, { token: t }), (res) => assert.deepEqual(names(res), ['Keg']), 2_000);
+    await eventually(
+      () => api(sys, `/${slug}/api/v1/uoms`, { token: t }),
+      (res) => assert.deepEqual(names(res), ['Keg']),
+      2_000,
+    );
   });
 });
 
@@ -156,12 +175,21 @@ describe('reference read cache across two gateways sharing RabbitMQ', function (
     try {
       await listener.subscribe<ReferenceChangedEvent>(REFERENCE_CHANGED, (e) => void heard.push(e.tenant));
       await sys.clients.reference.createUoms({ records: [{ name: 'Each', abbreviation: 'ea' }], array_body: false }, call);
-      const item = (await sys.clients.reference.createItems({ records: [{ name: 'I-1', uom: 'ea' }], array_body: false }, call)).records[0]!;
+      const item = (await sys.clients.reference.createItems({ records: [{ name: 'I-1', uom: 'ea' }], array_body: false }, call))
+        .records[0]!;
       const group = (await sys.clients.reference.createCustomerGroups({ records: [{ name: 'G-1' }], array_body: false }, call)).records[0]!;
-      await eventually(async () => heard.length, (n) => assert.equal(n, 3), 5_000);
+      await eventually(
+        async () => heard.length,
+        (n) => assert.equal(n, 3),
+        5_000,
+      );
       const keys = [{ item_id: item.id, customer_group_id: group.id }];
       await sys.clients.reference.ensureItemCustomerGroups({ keys }, call);
-      await eventually(async () => heard.length, (n) => assert.equal(n, 4), 5_000);
+      await eventually(
+        async () => heard.length,
+        (n) => assert.equal(n, 4),
+        5_000,
+      );
       await sys.clients.reference.ensureItemCustomerGroups({ keys }, call);
       await new Promise((resolve) => setTimeout(resolve, 300));
       assert.deepEqual(heard, [slug, slug, slug, slug], 'ensuring an existing combination broadcasts nothing');

@@ -39,13 +39,23 @@ describe('reference reads through the gateway', function () {
   const get = (tenant: string, token: string, path: string) => api(sys, `/${tenant}/api/v1/${path}`, { token });
   const client = (token: string) => createSupplyClient({ baseUrl: sys.baseUrl, token });
   /** A page of a list through the typed client. */
-  async function list<L extends List>(tenant: string, token: string, path: L, query: { page?: number; per_page?: number; filter?: Record<string, string> } = {}) {
+  async function list<L extends List>(
+    tenant: string,
+    token: string,
+    path: L,
+    query: { page?: number; per_page?: number; filter?: Record<string, string> } = {},
+  ) {
     const answer = await client(token).GET(`/{tenant}/api/v1/${path as List}`, { params: { path: { tenant }, query } });
     return { status: answer.response.status, body: answer.data as Page<L>, error: answer.error };
   }
 
   /** Walks a list by `page` until `current_page == last_page`, checking every page's meta. */
-  async function walk<L extends List>(tenant: string, token: string, path: L, perPage: number): Promise<{ records: Array<Page<L>['data'][number]>; total: number }> {
+  async function walk<L extends List>(
+    tenant: string,
+    token: string,
+    path: L,
+    perPage: number,
+  ): Promise<{ records: Array<Page<L>['data'][number]>; total: number }> {
     const records: Array<Page<L>['data'][number]> = [];
     let total = -1;
     for (let page = 1; ; page++) {
@@ -72,18 +82,38 @@ describe('reference reads through the gateway', function () {
       assert.ok(total > 0, `${path} has demo data`);
       const ids = records.map((r) => r.id);
       assert.equal(new Set(ids).size, total);
-      assert.deepEqual(ids, [...ids].sort((a, b) => a - b));
+      assert.deepEqual(
+        ids,
+        [...ids].sort((a, b) => a - b),
+      );
     });
   }
 
   it('serves the demo reference data (uoms, sale types, intervals, customer groups, items, locations, calendar, view)', async () => {
     const all = async <L extends List>(path: L) => (await walk('demo', demo, path, 100)).records;
     const uoms = await all('uoms');
-    assert.deepEqual(uoms.map((u) => [u.name, u.abbreviation]), [['Each', 'ea'], ['Case', 'cs'], ['Kilogram', 'kg']]);
-    assert.deepEqual((await all('sale-types')).map((s) => s.name), ['History', 'Forecast']);
-    assert.deepEqual((await all('timing-intervals')).map((t) => t.name), ['day', 'week', 'month', 'year']);
+    assert.deepEqual(
+      uoms.map((u) => [u.name, u.abbreviation]),
+      [
+        ['Each', 'ea'],
+        ['Case', 'cs'],
+        ['Kilogram', 'kg'],
+      ],
+    );
+    assert.deepEqual(
+      (await all('sale-types')).map((s) => s.name),
+      ['History', 'Forecast'],
+    );
+    assert.deepEqual(
+      (await all('timing-intervals')).map((t) => t.name),
+      ['day', 'week', 'month', 'year'],
+    );
     const groups = await all('customer-groups');
-    assert.deepEqual(groups.map((g) => g.name), ['Retail', 'Online', 'Wholesale', 'Partner-Mart'], "the partner location's own account last");
+    assert.deepEqual(
+      groups.map((g) => g.name),
+      ['Retail', 'Online', 'Wholesale', 'Partner-Mart'],
+      "the partner location's own account last",
+    );
     assert.deepEqual(Object.keys(groups[0]!.hierarchy), ['Channel', 'Region']);
 
     const items = (await all('items')).filter((i) => /^SKU-\d{4}$/.test(i.name));
@@ -98,7 +128,10 @@ describe('reference reads through the gateway', function () {
     assert.ok(locations.length >= 3);
     const partners = locations.filter((l) => l.type === 'partner').map((l) => l.name);
     assert.deepEqual(partners, ['Partner-Mart']);
-    assert.ok(partners.every((name) => groups.some((g) => g.name === name)), 'every partner location has its own customer group');
+    assert.ok(
+      partners.every((name) => groups.some((g) => g.name === name)),
+      'every partner location has its own customer group',
+    );
     const calendars = await all('calendars');
     assert.equal(calendars[0]!.name, 'Weekly');
     assert.equal(calendars[0]!.bucket, 'week');
@@ -108,14 +141,20 @@ describe('reference reads through the gateway', function () {
     assert.deepEqual([...rules].sort(), ['economic_order_quantity', 'fixed_order_quantity', 'lot_for_lot', 'period_order_quantity']);
     assert.ok(itemLocations.some((il) => il.partner));
     const view = (await all('views')).find((v) => v.name === 'Default')!;
-    assert.deepEqual(view.item_location_ids, itemLocations.map((il) => il.id));
+    assert.deepEqual(
+      view.item_location_ids,
+      itemLocations.map((il) => il.id),
+    );
     assert.equal(view.calendar_name, 'Weekly');
 
     const levels = await all('hierarchy-levels');
-    assert.deepEqual(levels.map((l) => `${l.kind}:${l.name}`), ['item:Category', 'item:Brand', 'customer_group:Channel', 'customer_group:Region']);
+    assert.deepEqual(
+      levels.map((l) => `${l.kind}:${l.name}`),
+      ['item:Category', 'item:Brand', 'customer_group:Channel', 'customer_group:Region'],
+    );
   });
 
-  it('defaults to page 1 of 25 and takes each endpoint\'s maximum per_page', async () => {
+  it("defaults to page 1 of 25 and takes each endpoint's maximum per_page", async () => {
     const first = await list('demo', demo, 'items');
     assert.equal(first.body.meta.pagination.per_page, 25);
     assert.equal(first.body.meta.pagination.current_page, 1);
@@ -159,7 +198,10 @@ describe('reference reads through the gateway', function () {
   it('filters by name exactly and case-insensitively, and refuses unknown filters with 400', async () => {
     const one = await list('demo', demo, 'items', { filter: { name: 'sku-0007' } });
     assert.equal(one.status, 200);
-    assert.deepEqual(one.body.data.map((i) => i.name), ['SKU-0007']);
+    assert.deepEqual(
+      one.body.data.map((i) => i.name),
+      ['SKU-0007'],
+    );
     assert.equal(one.body.meta.pagination.total, 1);
     assert.equal((await list('demo', demo, 'items', { filter: { name: 'SKU-00' } })).body.data.length, 0, 'no partial matches');
     assert.equal((await list('demo', demo, 'uoms', { filter: { name: 'KILOGRAM' } })).body.data[0]!.abbreviation, 'kg');
@@ -195,7 +237,9 @@ describe('reference reads through the gateway', function () {
       assert.ok(acmeRecords.length > 0, `acme has its own ${path}`);
       for (const r of acmeRecords) assert.ok(!demoIds.has(r.id), `${path} ${r.id} belongs to demo`);
       const demoId = [...demoIds][0];
-      const byId = await client(acme).GET(`/{tenant}/api/v1/${path as List}/{id}`, { params: { path: { tenant: 'acme', id: String(demoId) } } });
+      const byId = await client(acme).GET(`/{tenant}/api/v1/${path as List}/{id}`, {
+        params: { path: { tenant: 'acme', id: String(demoId) } },
+      });
       assert.equal(byId.response.status, 404, `acme reading demo's ${path}/${demoId}`);
     }
     const crossed = await list('demo', acme, 'items');

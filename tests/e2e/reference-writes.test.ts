@@ -71,7 +71,10 @@ describe('reference writes through the gateway', function () {
       { name: 'Litre', abbreviation: 'l' },
     ]);
     assert.equal(ok.status, 201, ok.text);
-    assert.deepEqual(ok.body.data.map((u: any) => u.name), ['Pallet', 'Litre']);
+    assert.deepEqual(
+      ok.body.data.map((u: any) => u.name),
+      ['Pallet', 'Litre'],
+    );
 
     const bad = await call('POST', 'uoms', [
       { name: 'Gram', abbreviation: 'g' },
@@ -97,7 +100,14 @@ describe('reference writes through the gateway', function () {
   });
 
   it('refuses unknown and protected fields as prohibited', async () => {
-    const res = await call('POST', 'locations', { name: 'Depot 9', type: 'warehouse', id: 5, tenant: 'acme', created_at: '2020-01-01', colour: 'red' });
+    const res = await call('POST', 'locations', {
+      name: 'Depot 9',
+      type: 'warehouse',
+      id: 5,
+      tenant: 'acme',
+      created_at: '2020-01-01',
+      colour: 'red',
+    });
     assert.equal(res.status, 422);
     for (const field of ['id', 'tenant', 'created_at', 'colour']) {
       assert.deepEqual(res.body.errors[field], [`The ${field.replace('_', ' ')} field is prohibited.`]);
@@ -109,7 +119,10 @@ describe('reference writes through the gateway', function () {
   });
 
   it('validates types, required fields, enums and references with field paths', async () => {
-    const res = await call('POST', 'items', [{ name: 'A-1', uom: 'parsec' }, { uom: 'ea', unit_cost: -1 }]);
+    const res = await call('POST', 'items', [
+      { name: 'A-1', uom: 'parsec' },
+      { uom: 'ea', unit_cost: -1 },
+    ]);
     assert.equal(res.status, 422);
     assert.deepEqual(res.body.errors['1.name'], ['The 1.name field is required.']);
     assert.ok(res.body.errors['1.unit_cost']);
@@ -149,7 +162,7 @@ describe('reference writes through the gateway', function () {
     assert.equal(il.location_name, 'Plant-Central');
     assert.equal(il.holding_rate, 0.25, 'omitted parameters take their defaults');
     const item = (await call('GET', 'items?filter[name]=SKU-0001')).body.data[0];
-    assert.equal(il.unit_cost, item.unit_cost, 'unit_cost defaults to the item\'s');
+    assert.equal(il.unit_cost, item.unit_cost, "unit_cost defaults to the item's");
 
     const again = await call('POST', 'item-locations', { item_name: 'sku-0001', location_name: 'plant-central' });
     assert.equal(again.status, 422);
@@ -163,7 +176,10 @@ describe('reference writes through the gateway', function () {
     assert.equal(fixed.body.data[0].ordering_cost, 80);
 
     const unknown = await call('POST', 'item-locations', { item_name: 'SKU-9999', location_name: 'Nowhere' });
-    assert.deepEqual(unknown.body.errors, { item_name: ['The selected item name is invalid.'], location_name: ['The selected location name is invalid.'] });
+    assert.deepEqual(unknown.body.errors, {
+      item_name: ['The selected item name is invalid.'],
+      location_name: ['The selected location name is invalid.'],
+    });
   });
 
   it('writes calendars and views, and keeps a view inside its calendar', async () => {

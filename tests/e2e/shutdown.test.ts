@@ -59,7 +59,13 @@ async function readinessProbe(url: string): Promise<{ get(): Promise<Readiness>;
       const req = request(`${url}/readyz`, { agent }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode!, connection: res.headers.connection, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode!,
+            connection: res.headers.connection,
+            body: JSON.parse(Buffer.concat(chunks).toString('utf8')),
+          }),
+        );
         res.on('error', reject);
       });
       req.on('error', reject);
@@ -105,7 +111,11 @@ function assertGatewayDrained(outcome: DrainOutcome): void {
   const beforeDrain = told === -1 ? after : after.slice(0, told);
   assert.ok(told === -1 || told === after.length - 1, `served ${after.length - told - 1} more times after Connection: close`);
   const late = beforeDrain.filter((a) => a.at - outcome.signalledAt > 2_000);
-  assert.deepEqual(late.map((a) => a.at - outcome.signalledAt), [], 'the gateway began draining within 2 s of SIGTERM');
+  assert.deepEqual(
+    late.map((a) => a.at - outcome.signalledAt),
+    [],
+    'the gateway began draining within 2 s of SIGTERM',
+  );
   assert.equal(outcome.busy.ended, 'ECONNREFUSED');
 }
 
@@ -126,7 +136,13 @@ describe('platform: graceful shutdown of the compiled server', function () {
 
   it('all-in-one: the slow upload is answered with Connection: close, readiness drops, exit 0 within the budget, the job completes after restart', async () => {
     const base = await freePortRange(6);
-    const env = { PORT: String(base + 5), GRPC_BASE_PORT: String(base), DATA_DIR: tmp(), SHUTDOWN_TIMEOUT_MS: String(BUDGET_MS), LOG_LEVEL: 'info' };
+    const env = {
+      PORT: String(base + 5),
+      GRPC_BASE_PORT: String(base),
+      DATA_DIR: tmp(),
+      SHUTDOWN_TIMEOUT_MS: String(BUDGET_MS),
+      LOG_LEVEL: 'info',
+    };
     const url = `http://127.0.0.1:${base + 5}`;
     const first = startNode([], env);
     procs.push(first);
@@ -154,7 +170,10 @@ describe('platform: graceful shutdown of the compiled server', function () {
       const probed = outcome.probed as { workflows: boolean; readyz: Readiness };
       assert.equal(probed.workflows, false, 'the services report NOT_SERVING at once');
       assertNotReadyWhileDraining(probed.readyz);
-      assert.ok(first.logs.some((l) => l.includes('"msg":"stopped"')), first.logs.slice(-5).join('\n'));
+      assert.ok(
+        first.logs.some((l) => l.includes('"msg":"stopped"')),
+        first.logs.slice(-5).join('\n'),
+      );
 
       const second = startNode([], env);
       procs.push(second);
@@ -175,11 +194,21 @@ describe('platform: graceful shutdown of the compiled server', function () {
     const bus = busEnv();
     // On the environment's MongoDB when MONGODB_URL is set, in databases of this run's own.
     const mongodbUrl = await mongoForFileImports();
-    const mongo: Record<string, string> = mongodbUrl ? { MONGODB_URL: mongodbUrl, MONGODB_DATABASE_PREFIX: `drain_${randomBytes(4).toString('hex')}` } : {};
+    const mongo: Record<string, string> = mongodbUrl
+      ? { MONGODB_URL: mongodbUrl, MONGODB_DATABASE_PREFIX: `drain_${randomBytes(4).toString('hex')}` }
+      : {};
     const base = await freePortRange(6);
     const credential = randomBytes(32).toString('base64url');
     const dataDir = tmp();
-    const common = { ...bus, ...mongo, GRPC_BASE_PORT: String(base), SERVICE_CREDENTIAL: credential, DATA_DIR: dataDir, SHUTDOWN_TIMEOUT_MS: String(BUDGET_MS), LOG_LEVEL: 'info' };
+    const common = {
+      ...bus,
+      ...mongo,
+      GRPC_BASE_PORT: String(base),
+      SERVICE_CREDENTIAL: credential,
+      DATA_DIR: dataDir,
+      SHUTDOWN_TIMEOUT_MS: String(BUDGET_MS),
+      LOG_LEVEL: 'info',
+    };
     const url = `http://127.0.0.1:${base + 5}`;
     const targets = [...SERVICE_NAMES, 'gateway'] as const;
     const envOf = (t: string) => ({ ...common, ...(t === 'gateway' ? { PORT: String(base + 5) } : { SEED_DEMO: '1' }) });
@@ -190,7 +219,9 @@ describe('platform: graceful shutdown of the compiled server', function () {
       running.set(t, p);
     };
     targets.forEach(launch);
-    const clients = createClients(loadConfig({ target: 'gateway', GRPC_BASE_PORT: base, SERVICE_CREDENTIAL: credential, DATA_DIR: dataDir }, {}));
+    const clients = createClients(
+      loadConfig({ target: 'gateway', GRPC_BASE_PORT: base, SERVICE_CREDENTIAL: credential, DATA_DIR: dataDir }, {}),
+    );
     // The gateway is ready on its own; the services behind it each report their own health.
     const systemUp = async () => {
       await waitFor(`${url}/readyz`, 30_000);

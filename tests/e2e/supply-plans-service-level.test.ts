@@ -13,7 +13,11 @@ describe('supply plans: safety stock from a service level and the forecast inter
   let il: any;
 
   const plan = async () => {
-    const res = await api(sys, GENERATE, { method: 'POST', token, body: { mode: 'standard', item_name: 'SKU-0020', location_name: 'DC-East' } });
+    const res = await api(sys, GENERATE, {
+      method: 'POST',
+      token,
+      body: { mode: 'standard', item_name: 'SKU-0020', location_name: 'DC-East' },
+    });
     assert.equal(res.status, 200, res.text);
     return res.body;
   };
@@ -26,7 +30,19 @@ describe('supply plans: safety stock from a service level and the forecast inter
     const res = await api(sys, '/demo/api/v1/item-locations?filter[item_name]=SKU-0020&filter[location_name]=DC-East', { token });
     il = res.body.data[0];
     assert.equal(il.service_level, 0, 'no service level by default');
-    assert.equal((await patch({ lead_time: 2, safety_stock: 20, lot_sizing_rule: 'lot_for_lot', min_order_qty: 0, order_multiple: 0, max_order_qty: 0 })).status, 200);
+    assert.equal(
+      (
+        await patch({
+          lead_time: 2,
+          safety_stock: 20,
+          lot_sizing_rule: 'lot_for_lot',
+          min_order_qty: 0,
+          order_multiple: 0,
+          max_order_qty: 0,
+        })
+      ).status,
+      200,
+    );
   });
   after(() => sys?.stop());
 
@@ -75,7 +91,10 @@ describe('supply plans: safety stock from a service level and the forecast inter
       if (!['Retail', 'Online', 'Wholesale'].includes(s.customer_group_name)) continue;
       for (const p of s.periods.slice(0, 2)) variance += (((p.hi80 - p.forecast) / 1.2816 + (p.hi95 - p.forecast) / 1.96) / 2) ** 2;
     }
-    assert.ok(Math.abs(s95.sigma_lead_time - 0.5 * Math.sqrt(variance)) < 1e-4 * s95.sigma_lead_time + 1e-3, `${s95.sigma_lead_time} vs ${0.5 * Math.sqrt(variance)}`);
+    assert.ok(
+      Math.abs(s95.sigma_lead_time - 0.5 * Math.sqrt(variance)) < 1e-4 * s95.sigma_lead_time + 1e-3,
+      `${s95.sigma_lead_time} vs ${0.5 * Math.sqrt(variance)}`,
+    );
 
     assert.equal((await patch({ service_level: 0.99 })).status, 200);
     const s99 = (await plan()).meta.safety_stock;

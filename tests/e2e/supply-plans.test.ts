@@ -5,8 +5,16 @@ import { waitForJob } from './workflows-support';
 
 const GENERATE = '/demo/api/v1/supply-plans/generate';
 const call = { context: { requestId: 'test', tenant: 'demo' } };
-const MRP_FIELDS = ['gross_requirements', 'scheduled_receipts', 'projected_available', 'net_requirements', 'planned_receipts', 'planned_releases'];
-const near = (actual: number, expected: number, what: string) => assert.ok(Math.abs(actual - expected) < 1e-6, `${what}: ${actual} != ${expected}`);
+const MRP_FIELDS = [
+  'gross_requirements',
+  'scheduled_receipts',
+  'projected_available',
+  'net_requirements',
+  'planned_receipts',
+  'planned_releases',
+];
+const near = (actual: number, expected: number, what: string) =>
+  assert.ok(Math.abs(actual - expected) < 1e-6, `${what}: ${actual} != ${expected}`);
 
 describe('supply plans: POST /supply-plans/generate', function () {
   this.timeout(120_000);
@@ -66,7 +74,16 @@ describe('supply plans: POST /supply-plans/generate', function () {
       assert.match(message, /^Supply plan generated for SKU-0020 at DC-East: 52 week buckets of view Default, standard mode/);
       assert.equal(data.length, 52, 'the Default view plans 52 weeks');
       assert.deepEqual(Object.keys(data[0]), [
-        'plan_run_id', 'view_id', 'view_name', 'item_location_id', 'item_id', 'item_name', 'location_id', 'location_name', 'period_start', ...MRP_FIELDS,
+        'plan_run_id',
+        'view_id',
+        'view_name',
+        'item_location_id',
+        'item_id',
+        'item_name',
+        'location_id',
+        'location_name',
+        'period_start',
+        ...MRP_FIELDS,
       ]);
       assert.deepEqual([data[0].period_start, data[1].period_start, data[51].period_start], ['2025-01-06', '2025-01-13', '2025-12-29']);
       assert.deepEqual([data[0].item_location_id, data[0].view_name, data[0].plan_run_id], [il.id, 'Default', meta.plan_run_id]);
@@ -76,7 +93,9 @@ describe('supply plans: POST /supply-plans/generate', function () {
       const placements = await get('item-locations?filter[item_name]=SKU-0020');
       assert.equal(placements.body.data.length, 2);
       const lastYear = async (from: string, to: string) => {
-        const res = await get(`sales-data?filter[item_name]=SKU-0020&filter[sale_type_name]=History&filter[sell_date_from]=${from}&filter[sell_date_to]=${to}`);
+        const res = await get(
+          `sales-data?filter[item_name]=SKU-0020&filter[sale_type_name]=History&filter[sell_date_from]=${from}&filter[sell_date_to]=${to}`,
+        );
         assert.equal(res.body.data.length, 3, 'one weekly record per customer group');
         return res.body.data.reduce((sum: number, r: any) => sum + r.quantity, 0) / 2;
       };
@@ -101,14 +120,35 @@ describe('supply plans: POST /supply-plans/generate', function () {
       }
       // Week 0's receipt should have been released a week before plan start: it is past due, released now.
       near(data[0].planned_releases, receipts[0]! + receipts[1]!, 'release 0');
-      assert.equal(meta.exceptions.some((e: any) => e.type === 'release_in_past') , receipts[0]! > 0);
+      assert.equal(
+        meta.exceptions.some((e: any) => e.type === 'release_in_past'),
+        receipts[0]! > 0,
+      );
 
-      assert.deepEqual(meta.demand, { source: 'history', basis: 'forecast_else_history', customer_groups: ['Retail', 'Online', 'Wholesale'], share: 0.5, forecast_buckets: 0, history_buckets: 52, mixed_buckets: 0 });
+      assert.deepEqual(meta.demand, {
+        source: 'history',
+        basis: 'forecast_else_history',
+        customer_groups: ['Retail', 'Online', 'Wholesale'],
+        share: 0.5,
+        forecast_buckets: 0,
+        history_buckets: 52,
+        mixed_buckets: 0,
+      });
       assert.deepEqual(
-        [meta.mode, meta.supply_policy, meta.bucket, meta.lot_policy.lot_sizing_rule, meta.lot_policy.lead_time, meta.lot_policy.safety_stock],
+        [
+          meta.mode,
+          meta.supply_policy,
+          meta.bucket,
+          meta.lot_policy.lot_sizing_rule,
+          meta.lot_policy.lead_time,
+          meta.lot_policy.safety_stock,
+        ],
         ['standard', 'unconstrained', 'week', 'lot_for_lot', 1, 20],
       );
-      assert.ok(data.every((row: any) => row.projected_available >= 20 - 1e-9), 'unconstrained supply keeps safety stock');
+      assert.ok(
+        data.every((row: any) => row.projected_available >= 20 - 1e-9),
+        'unconstrained supply keeps safety stock',
+      );
     });
 
     it('stores the rows and the financial plan, readable through /supply-plans, /financial-plans and the legacy read', async () => {
@@ -131,7 +171,11 @@ describe('supply plans: POST /supply-plans/generate', function () {
       near(row0.gross_margin, row0.revenue - row0.cost_of_goods, 'margin');
       near(row0.purchase_spend, data[0].planned_receipts * cost, 'purchase spend in the receipt week');
       near(row0.inventory_value, data[0].projected_available * cost, 'inventory value');
-      near(meta.financial.totals.revenue, financial.reduce((s, r) => s + r.revenue, 0), 'revenue total');
+      near(
+        meta.financial.totals.revenue,
+        financial.reduce((s, r) => s + r.revenue, 0),
+        'revenue total',
+      );
       assert.deepEqual([meta.financial.unit_cost, meta.financial.unit_price], [cost, item.unit_price]);
 
       const legacy = await get('supply-plan/get/process?item_name=SKU-0020&location_name=DC-East&view_name=Default');
@@ -152,7 +196,11 @@ describe('supply plans: POST /supply-plans/generate', function () {
       const after = await walk('supply-plans?filter[item_name]=SKU-0020&filter[location_name]=DC-East&sort=period_start');
       assert.equal(after.length, 52, 'one row per bucket, none left from the earlier run');
       assert.ok(after.every((r) => r.plan_run_id === again.body.meta.plan_run_id));
-      assert.deepEqual(after.map((r) => r.id), before.map((r) => r.id), 'the same bucket rows, rewritten');
+      assert.deepEqual(
+        after.map((r) => r.id),
+        before.map((r) => r.id),
+        'the same bucket rows, rewritten',
+      );
       assert.ok(after.every((r) => r.projected_available >= 45 - 1e-9));
       const financial = await walk('financial-plans?filter[item_name]=SKU-0020&filter[location_name]=DC-East');
       assert.ok(financial.length === 52 && financial.every((r) => r.plan_run_id === again.body.meta.plan_run_id));
@@ -191,7 +239,10 @@ describe('supply plans: POST /supply-plans/generate', function () {
       assert.equal(done.status, 'succeeded', JSON.stringify(done));
       assert.deepEqual(done.progress, { processed: 108, total: 108 });
       assert.deepEqual(done.result, { created: 108, updated: 0, deleted: 0, unchanged: 0, failed: 0 });
-      assert.match(done.message, /^Planned 108 of 108 item-locations of view Default \(standard mode, unconstrained supply, plan run \d+\)\.$/);
+      assert.match(
+        done.message,
+        /^Planned 108 of 108 item-locations of view Default \(standard mode, unconstrained supply, plan run \d+\)\.$/,
+      );
 
       const rows = await walk('supply-plans?filter[view_name]=Default');
       assert.equal(rows.length, 108 * 52);
@@ -210,9 +261,21 @@ describe('supply plans: POST /supply-plans/generate', function () {
       if (DISTRIBUTED) this.skip();
       const repos = await openPlanRepositories(await sys.proc.deps.openStore('compute'));
       const busy = Array.from({ length: 16 }, (_, i) => ({
-        _id: 900_000 + i, tenant: 'acme', job_id: 0, principal: { tenant: 'acme', tokenId: 0, userId: 0, scopes: [], isAdmin: false },
-        mode: 'standard' as const, supply_policy: 'unconstrained' as const, view_id: 0, view_name: '', bucket: 'week', period_starts: [],
-        chunks: [], total: 0, dispatched: true, open: true, created_ms: Date.now(),
+        _id: 900_000 + i,
+        tenant: 'acme',
+        job_id: 0,
+        principal: { tenant: 'acme', tokenId: 0, userId: 0, scopes: [], isAdmin: false },
+        mode: 'standard' as const,
+        supply_policy: 'unconstrained' as const,
+        view_id: 0,
+        view_name: '',
+        bucket: 'week',
+        period_starts: [],
+        chunks: [],
+        total: 0,
+        dispatched: true,
+        open: true,
+        created_ms: Date.now(),
       }));
       await repos.jobs.insertMany(busy);
       try {
@@ -224,16 +287,33 @@ describe('supply plans: POST /supply-plans/generate', function () {
       } finally {
         await repos.jobs.deleteMany({ _id: { $gte: 900_000 } });
       }
-      assert.equal((await generate({ mode: 'standard', item_name: 'SKU-0001', location_name: 'DC-West' })).status, 200, 'one item-location is not a run');
+      assert.equal(
+        (await generate({ mode: 'standard', item_name: 'SKU-0001', location_name: 'DC-West' })).status,
+        200,
+        'one item-location is not a run',
+      );
     });
   });
 
   describe('refusals', () => {
     it('422 for conflicting or incomplete identifiers, before spending credits', async () => {
       const cases: Array<[unknown, Record<string, string[]>]> = [
-        [{ mode: 'standard', item_location_id: 1, view_id: 1 }, { view_id: ['The view id field prohibits item location id from being present: name one item-location or one view.'] }],
-        [{ mode: 'standard', item_name: 'SKU-0001' }, { location_name: ['The location name field is required when item name is present.'] }],
-        [{ mode: 'standard' }, { item_location_id: ['The item location id field is required when none of item name / location name / view id / view name are present.'] }],
+        [
+          { mode: 'standard', item_location_id: 1, view_id: 1 },
+          { view_id: ['The view id field prohibits item location id from being present: name one item-location or one view.'] },
+        ],
+        [
+          { mode: 'standard', item_name: 'SKU-0001' },
+          { location_name: ['The location name field is required when item name is present.'] },
+        ],
+        [
+          { mode: 'standard' },
+          {
+            item_location_id: [
+              'The item location id field is required when none of item name / location name / view id / view name are present.',
+            ],
+          },
+        ],
         [{ item_location_id: 1 }, { mode: ['The mode field is required.'] }],
         [{ mode: 'fastest', item_location_id: 1 }, { mode: ['The selected mode is invalid.'] }],
         [{ mode: 'standard', view_name: 'x'.repeat(256) }, { view_name: ['The view name field must not be greater than 255 characters.'] }],
@@ -254,7 +334,11 @@ describe('supply plans: POST /supply-plans/generate', function () {
       const cases: Array<[unknown, string, RegExp]> = [
         [{ mode: 'standard', item_location_id: 999_999 }, 'item_location_id', /^The selected item location id is invalid\.$/],
         [{ mode: 'standard', item_name: 'NOPE', location_name: 'DC-East' }, 'item_name', /^The selected item name is invalid\.$/],
-        [{ mode: 'standard', item_name: 'SKU-0001', location_name: 'Nowhere' }, 'location_name', /^The selected location name is invalid\.$/],
+        [
+          { mode: 'standard', item_name: 'SKU-0001', location_name: 'Nowhere' },
+          'location_name',
+          /^The selected location name is invalid\.$/,
+        ],
         [{ mode: 'standard', item_name: 'SKU-0001', location_name: 'Plant-Central' }, 'location_name', /is not stocked at Plant-Central/],
         [{ mode: 'standard', view_name: 'Nope' }, 'view_name', /^The selected view name is invalid\.$/],
         [{ mode: 'standard', view_id: 999_999 }, 'view_id', /^The selected view id is invalid\.$/],
@@ -275,7 +359,15 @@ describe('supply plans: POST /supply-plans/generate', function () {
       const viewerRead = await sys.tokenFor('demo', 'viewer@demo.test', ['public_api.read']);
       assert.equal((await generate({ mode: 'standard', view_name: 'Default' }, { token: viewerRead })).status, 403);
 
-      await sys.clients.tokens.createUser({ email: 'supply-viewer@demo.test', password: 'supply-viewer-pw-123', is_admin: false, levels: { public_api: 'planner', supply: 'view' } }, call);
+      await sys.clients.tokens.createUser(
+        {
+          email: 'supply-viewer@demo.test',
+          password: 'supply-viewer-pw-123',
+          is_admin: false,
+          levels: { public_api: 'planner', supply: 'view' },
+        },
+        call,
+      );
       const viewer = await sys.tokenFor('demo', 'supply-viewer@demo.test', ['public_api.compute', 'public_api.read']);
       const level = await generate({ mode: 'standard', view_name: 'Default' }, { token: viewer });
       assert.equal(level.status, 403, level.text);
@@ -300,15 +392,27 @@ describe('supply plans: POST /supply-plans/generate', function () {
       const average = await sellThroughAverage('SKU-0001');
       assert.ok(average > 0);
       assert.equal(res.body.data.length, 52);
-      assert.ok(res.body.data.every((r: any) => Math.abs(r.gross_requirements - average) < 1e-9), 'the 13-week average, every week');
+      assert.ok(
+        res.body.data.every((r: any) => Math.abs(r.gross_requirements - average) < 1e-9),
+        'the 13-week average, every week',
+      );
       assert.deepEqual(res.body.meta.demand, {
-        source: 'sell_through', basis: 'sell_through_average', customer_groups: ['Partner-Mart'], sell_through_from: '2024-10-07', sell_through_to: '2025-01-05', sell_through_per_bucket: average,
+        source: 'sell_through',
+        basis: 'sell_through_average',
+        customer_groups: ['Partner-Mart'],
+        sell_through_from: '2024-10-07',
+        sell_through_to: '2025-01-05',
+        sell_through_per_bucket: average,
       });
       assert.equal(res.body.meta.mode, 'partner');
       const stock = (await get('inventory?filter[item_name]=SKU-0001&filter[location_name]=Partner-Mart')).body.data;
       assert.equal(stock.length, 1);
       assert.ok(stock[0].quantity > 0, 'the demo partner holds stock');
-      assert.deepEqual(res.body.meta.on_hand, { quantity: stock[0].quantity, inventory_date: '2025-01-05' }, "netting starts from the partner's on-hand");
+      assert.deepEqual(
+        res.body.meta.on_hand,
+        { quantity: stock[0].quantity, inventory_date: '2025-01-05' },
+        "netting starts from the partner's on-hand",
+      );
     });
 
     it('plans a non-partner item-location from its History, and from its Forecast once it has one', async () => {
@@ -317,7 +421,13 @@ describe('supply plans: POST /supply-plans/generate', function () {
       assert.match(history.body.message, /^Supply plan generated for SKU-0029 at DC-West: 52 week buckets of view Default, partner mode/);
       assert.equal(history.body.meta.mode, 'partner');
       assert.deepEqual(history.body.meta.demand, {
-        source: 'history', basis: 'forecast_else_history', customer_groups: ['Retail', 'Online', 'Wholesale'], share: 0.5, forecast_buckets: 0, history_buckets: 52, mixed_buckets: 0,
+        source: 'history',
+        basis: 'forecast_else_history',
+        customer_groups: ['Retail', 'Online', 'Wholesale'],
+        share: 0.5,
+        forecast_buckets: 0,
+        history_buckets: 52,
+        mixed_buckets: 0,
       });
       const standard = await generate({ mode: 'standard', item_name: 'SKU-0029', location_name: 'DC-West' });
       assert.deepEqual(
@@ -334,7 +444,13 @@ describe('supply plans: POST /supply-plans/generate', function () {
           mode: 'upsert',
           options: { allow_record_creation: true, allow_record_update: true, continue_on_error: false },
           data: ['2025-01-06', '2025-01-13'].map((sell_date) => ({
-            sale_type_name: 'Forecast', item_name: 'SKU-0029', customer_group_name: 'Retail', sell_date, timing_interval: 'week', quantity: 400, uom: 'ea',
+            sale_type_name: 'Forecast',
+            item_name: 'SKU-0029',
+            customer_group_name: 'Retail',
+            sell_date,
+            timing_interval: 'week',
+            quantity: 400,
+            uom: 'ea',
           })),
         },
       });
@@ -343,7 +459,12 @@ describe('supply plans: POST /supply-plans/generate', function () {
       const forecast = await generate({ mode: 'partner', item_location_id: history.body.data[0].item_location_id });
       assert.equal(forecast.status, 200, forecast.text);
       assert.deepEqual(
-        [forecast.body.meta.demand.source, forecast.body.meta.demand.forecast_buckets, forecast.body.meta.demand.mixed_buckets, forecast.body.meta.demand.history_buckets],
+        [
+          forecast.body.meta.demand.source,
+          forecast.body.meta.demand.forecast_buckets,
+          forecast.body.meta.demand.mixed_buckets,
+          forecast.body.meta.demand.history_buckets,
+        ],
         ['forecast', 0, 2, 50],
       );
     });
@@ -355,7 +476,10 @@ describe('supply plans: POST /supply-plans/generate', function () {
       const done = await waitForJob(sys, 'demo', token, res.body.data[0].job_id, 90_000);
       assert.equal(done.status, 'succeeded', JSON.stringify(done));
       assert.deepEqual(done.result, { created: 108, updated: 0, deleted: 0, unchanged: 0, failed: 0 });
-      assert.match(done.message, /^Planned 108 of 108 item-locations of view Default \(partner mode, unconstrained supply, plan run \d+\)\.$/);
+      assert.match(
+        done.message,
+        /^Planned 108 of 108 item-locations of view Default \(partner mode, unconstrained supply, plan run \d+\)\.$/,
+      );
 
       const rows = await walk('supply-plans?filter[view_name]=Default');
       assert.equal(rows.length, 108 * 52);
@@ -366,8 +490,13 @@ describe('supply plans: POST /supply-plans/generate', function () {
       const average = await sellThroughAverage('SKU-0002');
       assert.ok(partner.length === 52 && partner.every((r) => Math.abs(r.gross_requirements - average) < 1e-9));
       const single = await generate({ mode: 'partner', item_name: 'SKU-0040', location_name: 'DC-East' });
-      const stored = rows.filter((r) => r.item_name === 'SKU-0040' && r.location_name === 'DC-East').sort((a, b) => a.period_start.localeCompare(b.period_start));
-      assert.deepEqual(stored.map((r) => r.gross_requirements), single.body.data.map((r: any) => r.gross_requirements));
+      const stored = rows
+        .filter((r) => r.item_name === 'SKU-0040' && r.location_name === 'DC-East')
+        .sort((a, b) => a.period_start.localeCompare(b.period_start));
+      assert.deepEqual(
+        stored.map((r) => r.gross_requirements),
+        single.body.data.map((r: any) => r.gross_requirements),
+      );
     });
 
     describe('on the same partner item-location, partner against standard', () => {
@@ -380,7 +509,13 @@ describe('supply plans: POST /supply-plans/generate', function () {
 
       before(async () => {
         const row = (sale_type_name: string, [sell_date, quantity]: readonly [string, number]) => ({
-          sale_type_name, item_name: 'SKU-0003', customer_group_name: 'Partner-Mart', sell_date, timing_interval: 'week', quantity, uom: 'kg',
+          sale_type_name,
+          item_name: 'SKU-0003',
+          customer_group_name: 'Partner-Mart',
+          sell_date,
+          timing_interval: 'week',
+          quantity,
+          uom: 'kg',
         });
         const load = await api(sys, '/demo/api/v1/workflows/sync-sales', {
           method: 'POST',
@@ -388,7 +523,11 @@ describe('supply plans: POST /supply-plans/generate', function () {
           body: {
             mode: 'upsert',
             options: { allow_record_creation: true, allow_record_update: true, continue_on_error: false },
-            data: [...sellThrough.map((p) => row('History', p)), ...lastYear.map((p) => row('History', p)), ...forecast.map((p) => row('Forecast', p))],
+            data: [
+              ...sellThrough.map((p) => row('History', p)),
+              ...lastYear.map((p) => row('History', p)),
+              ...forecast.map((p) => row('Forecast', p)),
+            ],
           },
         });
         assert.equal(load.status, 202, load.text);
@@ -398,9 +537,17 @@ describe('supply plans: POST /supply-plans/generate', function () {
       it('plans the partner from its average sell-through, where standard plans the same data from forecast, then last year', async () => {
         const partner = await generate({ mode: 'partner', item_name: 'SKU-0003', location_name: 'Partner-Mart' });
         assert.equal(partner.status, 200, partner.text);
-        assert.ok(partner.body.data.every((r: any) => Math.abs(r.gross_requirements - 16) < 1e-9), 'the 13-week average, every week');
+        assert.ok(
+          partner.body.data.every((r: any) => Math.abs(r.gross_requirements - 16) < 1e-9),
+          'the 13-week average, every week',
+        );
         assert.deepEqual(partner.body.meta.demand, {
-          source: 'sell_through', basis: 'sell_through_average', customer_groups: ['Partner-Mart'], sell_through_from: '2024-10-07', sell_through_to: '2025-01-05', sell_through_per_bucket: 16,
+          source: 'sell_through',
+          basis: 'sell_through_average',
+          customer_groups: ['Partner-Mart'],
+          sell_through_from: '2024-10-07',
+          sell_through_to: '2025-01-05',
+          sell_through_per_bucket: 16,
         });
         assert.equal(partner.body.meta.mode, 'partner');
         const stock = (await get('inventory?filter[item_name]=SKU-0003&filter[location_name]=Partner-Mart')).body.data[0].quantity;
@@ -411,9 +558,19 @@ describe('supply plans: POST /supply-plans/generate', function () {
         const gross = standard.body.data.map((r: any) => r.gross_requirements);
         assert.deepEqual(gross.slice(0, 4), [50, 55, 60, 65], 'our Forecast first');
         assert.deepEqual(gross.slice(4, 8), [104, 105, 106, 107], 'then the same weeks a year earlier');
-        const demo = await get('sales-data?filter[item_name]=SKU-0003&filter[customer_group_name]=Partner-Mart&filter[sale_type_name]=History&filter[sell_date_from]=2024-03-04&filter[sell_date_to]=2024-03-10');
+        const demo = await get(
+          'sales-data?filter[item_name]=SKU-0003&filter[customer_group_name]=Partner-Mart&filter[sale_type_name]=History&filter[sell_date_from]=2024-03-04&filter[sell_date_to]=2024-03-10',
+        );
         assert.deepEqual(gross[8], demo.body.data[0].quantity, "the demo's History beyond the loaded weeks");
-        assert.deepEqual(standard.body.meta.demand, { source: 'forecast', basis: 'forecast_else_history', customer_groups: ['Partner-Mart'], share: 1, forecast_buckets: 4, history_buckets: 48, mixed_buckets: 0 });
+        assert.deepEqual(standard.body.meta.demand, {
+          source: 'forecast',
+          basis: 'forecast_else_history',
+          customer_groups: ['Partner-Mart'],
+          share: 1,
+          forecast_buckets: 4,
+          history_buckets: 48,
+          mixed_buckets: 0,
+        });
         const receipts = (res: typeof standard) => res.body.data.map((r: any) => r.planned_receipts);
         assert.notDeepEqual(receipts(partner), receipts(standard));
 

@@ -53,28 +53,52 @@ describe('tracing: one trace from the gateway through workflows to transactional
     const databases = new Set(stored.map((s) => s.attributes['db.namespace']));
     assert.ok(databases.has('workflows') && databases.has('transactional'), [...databases].join());
     for (const s of stored) {
-      assert.deepEqual(Object.keys(s.attributes).sort(), ['db.collection.name', 'db.namespace', 'db.operation.name', 'db.system.name'], s.name);
+      assert.deepEqual(
+        Object.keys(s.attributes).sort(),
+        ['db.collection.name', 'db.namespace', 'db.operation.name', 'db.system.name'],
+        s.name,
+      );
       assert.equal(s.name, `${String(s.attributes['db.operation.name'])} ${String(s.attributes['db.collection.name'])}`);
     }
-    assert.ok(stored.some((s) => s.attributes['db.namespace'] === 'transactional' && s.attributes['db.collection.name'] === 'sales' && s.attributes['db.operation.name'] === 'insertMany'), stored.map((s) => s.name).join('\n'));
+    assert.ok(
+      stored.some(
+        (s) =>
+          s.attributes['db.namespace'] === 'transactional' &&
+          s.attributes['db.collection.name'] === 'sales' &&
+          s.attributes['db.operation.name'] === 'insertMany',
+      ),
+      stored.map((s) => s.name).join('\n'),
+    );
     // Every part of the job, whichever phase dispatched it, links to the request that created the job.
     const parts = inTrace.filter((s) => s.kind === SpanKind.CONSUMER && s.name === 'workflows.sync-chunks process');
     assert.ok(parts.length >= 2, 'a validate and an apply part at least');
     for (const part of parts) {
-      assert.ok(part.links.some((l) => l.context.spanId === http.spanContext().spanId && l.context.traceId === traceId), `${part.name} links to the job root`);
+      assert.ok(
+        part.links.some((l) => l.context.spanId === http.spanContext().spanId && l.context.traceId === traceId),
+        `${part.name} links to the job root`,
+      );
     }
     // Each part was sent in a producer span of the trace, and that span is its consumer span's parent.
     const byId = new Map(inTrace.map((s) => [s.spanContext().spanId, s]));
-    const parentOf = (s: ReadableSpan) => byId.get((s as ReadableSpan & { parentSpanContext?: { spanId: string } }).parentSpanContext?.spanId ?? '');
+    const parentOf = (s: ReadableSpan) =>
+      byId.get((s as ReadableSpan & { parentSpanContext?: { spanId: string } }).parentSpanContext?.spanId ?? '');
     const producers = inTrace.filter((s) => s.kind === SpanKind.PRODUCER && s.name === 'workflows.sync-chunks publish');
     assert.ok(producers.length >= 2, names);
     for (const part of parts) {
       const producer = parentOf(part);
-      assert.ok(producer && producer.kind === SpanKind.PRODUCER && producer.name === 'workflows.sync-chunks publish', `${part.name}'s parent: ${producer ? `${SpanKind[producer.kind]} ${producer.name}` : 'none'}`);
+      assert.ok(
+        producer && producer.kind === SpanKind.PRODUCER && producer.name === 'workflows.sync-chunks publish',
+        `${part.name}'s parent: ${producer ? `${SpanKind[producer.kind]} ${producer.name}` : 'none'}`,
+      );
       assert.equal(producer.attributes['messaging.destination.name'], 'workflows.sync-chunks');
     }
     // The first parts are sent by the SubmitSync call: gateway -> workflows -> publish -> consume -> transactional.
-    assert.ok(producers.some((p) => parentOf(p)?.kind === SpanKind.SERVER && parentOf(p)?.name === 'supply.workflows.v1.WorkflowService/SubmitSync'), producers.map((p) => parentOf(p)?.name).join());
+    assert.ok(
+      producers.some(
+        (p) => parentOf(p)?.kind === SpanKind.SERVER && parentOf(p)?.name === 'supply.workflows.v1.WorkflowService/SubmitSync',
+      ),
+      producers.map((p) => parentOf(p)?.name).join(),
+    );
     // The trace ends with its work: background loops the request woke (the embedded bus polls every second) add nothing later.
     const inTraceNow = () => exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
     let seen = -1;
@@ -82,7 +106,14 @@ describe('tracing: one trace from the gateway through workflows to transactional
       seen = inTraceNow().length;
       await new Promise((r) => setTimeout(r, 1_200));
     }
-    assert.equal(inTraceNow().length, seen, `the trace kept growing: ${inTraceNow().slice(-4).map((s) => s.name).join(', ')}`);
+    assert.equal(
+      inTraceNow().length,
+      seen,
+      `the trace kept growing: ${inTraceNow()
+        .slice(-4)
+        .map((s) => s.name)
+        .join(', ')}`,
+    );
     // Parent links hold: each span's parent is in the trace, up to the HTTP span.
     const ids = new Set(inTrace.map((s) => s.spanContext().spanId));
     for (const s of inTrace) {
@@ -92,7 +123,11 @@ describe('tracing: one trace from the gateway through workflows to transactional
   });
   it('a forecast run and a plan run: every chunk consumer span links to the POST that created the job', async () => {
     const runs = [
-      { path: '/demo/api/v1/forecasts/generate', body: { item_name: 'SKU-0001', customer_group_name: 'Retail' }, queue: 'compute.forecast-chunks' },
+      {
+        path: '/demo/api/v1/forecasts/generate',
+        body: { item_name: 'SKU-0001', customer_group_name: 'Retail' },
+        queue: 'compute.forecast-chunks',
+      },
       { path: '/demo/api/v1/supply-plans/generate', body: { mode: 'standard', view_name: 'Default' }, queue: 'compute.supply-plan-chunks' },
     ];
     for (const run of runs) {
@@ -108,7 +143,10 @@ describe('tracing: one trace from the gateway through workflows to transactional
       const parts = spans.filter((s) => s.kind === SpanKind.CONSUMER && s.name === `${run.queue} process`);
       assert.ok(parts.length >= 1, `${run.queue}: ${spans.map((s) => s.name).join('\n')}`);
       for (const part of parts) {
-        assert.ok(part.links.some((l) => l.context.spanId === http.spanContext().spanId), `${part.name} links to the job root`);
+        assert.ok(
+          part.links.some((l) => l.context.spanId === http.spanContext().spanId),
+          `${part.name} links to the job root`,
+        );
       }
     }
   });

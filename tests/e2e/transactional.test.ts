@@ -84,7 +84,7 @@ describe('transactional cursor reads: /sales-data, /inventory, /supply-plans, /f
 
   async function internalWalk(tenant: string): Promise<Sale[]> {
     const all: Sale[] = [];
-    for (let after = 0; ; ) {
+    for (let after = 0; ;) {
       const res = await sys.clients.transactional.listSales({ after_id: after, limit: 5000, filter: undefined }, as(tenant));
       all.push(...res.records.map(apiSale));
       if (!res.has_more) return all;
@@ -150,19 +150,36 @@ describe('transactional cursor reads: /sales-data, /inventory, /supply-plans, /f
     assert.ok(everything.every((s) => s.sale_type_name === 'History' && s.timing_interval === 'week' && s.quantity >= 0));
     assert.ok(everything.every((s) => MICROSECONDS.test(s.created_at) && MICROSECONDS.test(s.updated_at) && Number.isInteger(s.id)));
     const zeroShare = (records: Sale[]) => records.filter((r) => r.quantity === 0).length / records.length;
-    assert.ok([...series.values()].some((records) => zeroShare(records) > 0.5), 'some series are intermittent');
-    assert.ok(everything.some((s) => !Number.isInteger(s.quantity)), 'fractional quantities occur');
+    assert.ok(
+      [...series.values()].some((records) => zeroShare(records) > 0.5),
+      'some series are intermittent',
+    );
+    assert.ok(
+      everything.some((s) => !Number.isInteger(s.quantity)),
+      'fractional quantities occur',
+    );
   });
 
   it("gives the partner location its sell-through (its own customer group's History, for the items it stocks) and its on-hand", async () => {
-    const stocked = (await get('item-locations?filter[location_name]=Partner-Mart&per_page=100')).body.data as Array<{ item_name: string; partner: boolean }>;
+    const stocked = (await get('item-locations?filter[location_name]=Partner-Mart&per_page=100')).body.data as Array<{
+      item_name: string;
+      partner: boolean;
+    }>;
     assert.equal(stocked.length, 12);
     assert.ok(stocked.every((il) => il.partner));
     const sellThrough = everything.filter((s) => s.customer_group_name === 'Partner-Mart');
-    assert.deepEqual([...new Set(sellThrough.map((s) => s.item_name))].sort(), stocked.map((il) => il.item_name).sort(), 'only what the partner stocks');
+    assert.deepEqual(
+      [...new Set(sellThrough.map((s) => s.item_name))].sort(),
+      stocked.map((il) => il.item_name).sort(),
+      'only what the partner stocks',
+    );
     assert.equal(sellThrough.length, 12 * 104);
     assert.ok(sellThrough.some((s) => s.quantity > 0));
-    const stock = (await get('inventory?filter[location_name]=Partner-Mart&per_page=100')).body.data as Array<{ item_name: string; quantity: number; inventory_date: string }>;
+    const stock = (await get('inventory?filter[location_name]=Partner-Mart&per_page=100')).body.data as Array<{
+      item_name: string;
+      quantity: number;
+      inventory_date: string;
+    }>;
     assert.deepEqual(stock.map((r) => r.item_name).sort(), stocked.map((il) => il.item_name).sort());
     assert.ok(stock.every((r) => r.quantity > 0 && r.inventory_date === '2025-01-05'));
   });
@@ -182,7 +199,12 @@ describe('transactional cursor reads: /sales-data, /inventory, /supply-plans, /f
       250,
       (s) => s.sell_date >= '2024-03-01' && s.sell_date <= '2024-06-30',
     ],
-    ['two items by -sell_date', 'filter[item_name]=SKU-0003,sku-0010&sort=-sell_date', 50, (s) => ['SKU-0003', 'SKU-0010'].includes(s.item_name)],
+    [
+      'two items by -sell_date',
+      'filter[item_name]=SKU-0003,sku-0010&sort=-sell_date',
+      50,
+      (s) => ['SKU-0003', 'SKU-0010'].includes(s.item_name),
+    ],
     [
       'an order no index serves: customer_group_name,quantity within five items',
       'filter[item_name]=SKU-0001,SKU-0002,SKU-0003,SKU-0004,SKU-0005&sort=customer_group_name,quantity',
@@ -195,7 +217,12 @@ describe('transactional cursor reads: /sales-data, /inventory, /supply-plans, /f
       2000,
       () => true,
     ],
-    ['customer_group_name,-updated_at in a date range', 'filter[sell_date_from]=2024-12-01&sort=customer_group_name,-updated_at', 33, (s) => s.sell_date >= '2024-12-01'],
+    [
+      'customer_group_name,-updated_at in a date range',
+      'filter[sell_date_from]=2024-12-01&sort=customer_group_name,-updated_at',
+      33,
+      (s) => s.sell_date >= '2024-12-01',
+    ],
   ];
 
   for (const [name, query, perPage, keep] of walks) {
@@ -212,7 +239,9 @@ describe('transactional cursor reads: /sales-data, /inventory, /supply-plans, /f
   }
 
   it('includes item, customer group and hierarchy values from reference data', async () => {
-    const res = await get('sales-data?filter[item_name]=SKU-0002&filter[customer_group_name]=Online&per_page=3&include=item,customer_group,hierarchy');
+    const res = await get(
+      'sales-data?filter[item_name]=SKU-0002&filter[customer_group_name]=Online&per_page=3&include=item,customer_group,hierarchy',
+    );
     assert.equal(res.status, 200, res.text);
     const item = (await get('items?filter[name]=SKU-0002')).body.data[0];
     const group = (await get('customer-groups?filter[name]=Online')).body.data[0];
@@ -222,7 +251,10 @@ describe('transactional cursor reads: /sales-data, /inventory, /supply-plans, /f
       assert.deepEqual(sale.hierarchy, { item: item.hierarchy, customer_group: group.hierarchy });
     }
     const plain = (await get('sales-data?per_page=1')).body.data[0];
-    assert.deepEqual(Object.keys(plain), Object.keys(apiSale({ item_hierarchy: [], customer_group_hierarchy: [] } as unknown as pb.SalesRecord)));
+    assert.deepEqual(
+      Object.keys(plain),
+      Object.keys(apiSale({ item_hierarchy: [], customer_group_hierarchy: [] } as unknown as pb.SalesRecord)),
+    );
   });
 
   it('refuses a tampered cursor, and a cursor of another filter, sort, endpoint or tenant, with 422 on cursor', async () => {
@@ -243,7 +275,9 @@ describe('transactional cursor reads: /sales-data, /inventory, /supply-plans, /f
       ['acme', acme, 'sales-data?per_page=5&filter[item_name]=SKU-0001&sort=sell_date'],
     ];
     const cases = [
-      ...tampered.map((c) => ['demo', demo, `sales-data?per_page=5&filter[item_name]=SKU-0001&sort=sell_date&cursor=${encodeURIComponent(c)}`] as const),
+      ...tampered.map(
+        (c) => ['demo', demo, `sales-data?per_page=5&filter[item_name]=SKU-0001&sort=sell_date&cursor=${encodeURIComponent(c)}`] as const,
+      ),
       ...foreign.map(([tenant, token, path]) => [tenant, token, `${path}&cursor=${encodeURIComponent(cursor)}`] as const),
     ];
     for (const [tenant, token, path] of cases) {
@@ -313,7 +347,13 @@ describe('transactional cursor reads: /sales-data, /inventory, /supply-plans, /f
     const acmeAll = await internalWalk('acme');
     assert.ok(acmeAll.length > 0);
     const { forward } = await walk('sales-data', 'sort=-sell_date', 5000, acme, 'acme');
-    assert.deepEqual(forward.flat().map((s) => s.id).sort((a, b) => a - b), acmeAll.map((s) => s.id));
+    assert.deepEqual(
+      forward
+        .flat()
+        .map((s) => s.id)
+        .sort((a, b) => a - b),
+      acmeAll.map((s) => s.id),
+    );
     const demoIds = new Set(everything.map((s) => s.id));
     assert.ok(acmeAll.every((s) => !demoIds.has(s.id)));
     assert.equal((await get('sales-data', acme, 'demo')).status, 401, "another tenant's token is unauthenticated");
@@ -342,7 +382,9 @@ describe('transactional cursor reads: /sales-data, /inventory, /supply-plans, /f
       stock.map((s) => `${s.location_name}/${s.item_name}`),
       placements.map((p) => `${p.location_name}/${p.item_name}`).sort(),
     );
-    assert.ok(stock.every((s) => s.bin_name === null && s.lot_name === null && typeof s.quantity === 'number' && (s.quantity as number) >= 0));
+    assert.ok(
+      stock.every((s) => s.bin_name === null && s.lot_name === null && typeof s.quantity === 'number' && (s.quantity as number) >= 0),
+    );
     const east = await get('inventory?filter[location_name]=dc-east&filter[inventory_date_from]=2025-01-01&per_page=5000');
     assert.equal(east.body.data.length, placements.filter((p) => p.location_name === 'DC-East').length);
     assert.equal((await get('inventory?filter[inventory_date_to]=2024-12-31')).body.data.length, 0);
@@ -359,7 +401,8 @@ describe('transactional cursor reads: /sales-data, /inventory, /supply-plans, /f
       view_name: 'Default',
       plan_run_id: 7,
     });
-    const weeks = (count: number) => Array.from({ length: count }, (_, i) => new Date(Date.UTC(2025, 0, 6 + 7 * i)).toISOString().slice(0, 10));
+    const weeks = (count: number) =>
+      Array.from({ length: count }, (_, i) => new Date(Date.UTC(2025, 0, 6 + 7 * i)).toISOString().slice(0, 10));
     const supply = (count: number) =>
       weeks(count).map((period_start, i) => ({
         period_start,
@@ -370,11 +413,18 @@ describe('transactional cursor reads: /sales-data, /inventory, /supply-plans, /f
         planned_receipts: i % 3 === 0 ? 30 : 0,
         planned_releases: 0,
       }));
-    for (const [n, location] of [[1, 'DC-East'], [2, 'DC-East'], [1, 'DC-West']] as const) {
+    for (const [n, location] of [
+      [1, 'DC-East'],
+      [2, 'DC-East'],
+      [1, 'DC-West'],
+    ] as const) {
       await sys.clients.transactional.replaceSupplyPlan({ target: target(n, location), buckets: supply(12) }, as('demo'));
     }
     // A new run with a shorter horizon: its periods replace, the rest go.
-    const replaced = await sys.clients.transactional.replaceSupplyPlan({ target: { ...target(2, 'DC-East'), plan_run_id: 8 }, buckets: supply(4) }, as('demo'));
+    const replaced = await sys.clients.transactional.replaceSupplyPlan(
+      { target: { ...target(2, 'DC-East'), plan_run_id: 8 }, buckets: supply(4) },
+      as('demo'),
+    );
     assert.deepEqual(replaced, { written: 4, deleted: 8 });
     await sys.clients.transactional.replaceFinancialPlan(
       {
@@ -396,22 +446,46 @@ describe('transactional cursor reads: /sales-data, /inventory, /supply-plans, /f
     const rows = forward.flat() as unknown as Array<Record<string, any>>;
     assert.deepEqual(backward, forward);
     assert.equal(rows.length, 12 + 12 + 4);
-    assert.deepEqual(rows.map((r) => r.period_start), [...rows.map((r) => r.period_start)].sort());
+    assert.deepEqual(
+      rows.map((r) => r.period_start),
+      [...rows.map((r) => r.period_start)].sort(),
+    );
     assert.deepEqual(Object.keys(rows[0]!), [
-      'id', 'plan_run_id', 'view_id', 'view_name', 'item_location_id', 'item_id', 'item_name', 'location_id', 'location_name',
-      'period_start', 'gross_requirements', 'scheduled_receipts', 'projected_available', 'net_requirements', 'planned_receipts', 'planned_releases',
-      'created_at', 'updated_at',
+      'id',
+      'plan_run_id',
+      'view_id',
+      'view_name',
+      'item_location_id',
+      'item_id',
+      'item_name',
+      'location_id',
+      'location_name',
+      'period_start',
+      'gross_requirements',
+      'scheduled_receipts',
+      'projected_available',
+      'net_requirements',
+      'planned_receipts',
+      'planned_releases',
+      'created_at',
+      'updated_at',
     ]);
     const east2 = await get('supply-plans?filter[item_name]=SKU-0002&filter[location_name]=DC-East&per_page=100');
-    assert.deepEqual(east2.body.data.map((r: any) => r.plan_run_id), [8, 8, 8, 8]);
+    assert.deepEqual(
+      east2.body.data.map((r: any) => r.plan_run_id),
+      [8, 8, 8, 8],
+    );
     const ranged = await get('supply-plans?filter[period_start_from]=2025-01-13&filter[period_start_to]=2025-01-20&per_page=100');
     assert.equal(ranged.body.data.length, 6);
     const money = await get('financial-plans?sort=-period_start');
-    assert.deepEqual(money.body.data.map((r: any) => [r.period_start, r.revenue, r.gross_margin]), [
-      ['2025-01-20', 100, 40],
-      ['2025-01-13', 100, 40],
-      ['2025-01-06', 100, 40],
-    ]);
+    assert.deepEqual(
+      money.body.data.map((r: any) => [r.period_start, r.revenue, r.gross_margin]),
+      [
+        ['2025-01-20', 100, 40],
+        ['2025-01-13', 100, 40],
+        ['2025-01-06', 100, 40],
+      ],
+    );
     assert.equal((await get('financial-plans', nodemand)).status, 200);
   });
 });

@@ -34,7 +34,10 @@ describe('the typed client against the current API', function () {
 
     const name = page.data!.data[0]!.name;
     const filtered = await api.GET('/{tenant}/api/v1/items', { params: { path: { tenant }, query: { filter: { name } } } });
-    assert.deepEqual(filtered.data!.data.map((i) => i.name), [name]);
+    assert.deepEqual(
+      filtered.data!.data.map((i) => i.name),
+      [name],
+    );
 
     const one = await api.GET('/{tenant}/api/v1/items/{id}', { params: { path: { tenant, id: String(page.data!.data[0]!.id) } } });
     assert.equal(one.data!.data[0]!.name, name);
@@ -42,7 +45,10 @@ describe('the typed client against the current API', function () {
   });
 
   it('creates a unit of measure, then answers its 422 and 404 in the documented shapes', async () => {
-    const created = await api.POST('/{tenant}/api/v1/uoms', { params: { path: { tenant } }, body: { name: 'Typed pallet', abbreviation: 'tpl' } });
+    const created = await api.POST('/{tenant}/api/v1/uoms', {
+      params: { path: { tenant } },
+      body: { name: 'Typed pallet', abbreviation: 'tpl' },
+    });
     assert.equal(created.response.status, 201);
     const uom: Schema<'Uom'> = created.data!.data[0]!;
     assert.equal(uom.abbreviation, 'tpl');
@@ -76,7 +82,9 @@ describe('the typed client against the current API', function () {
   it('reads credits and a cursor page of sales', async () => {
     const credits = await api.GET('/{tenant}/api/v1/credits', { params: { path: { tenant } } });
     assert.ok(credits.data!.data[0]!.allowance > 0);
-    const sales = await api.GET('/{tenant}/api/v1/sales-data', { params: { path: { tenant }, query: { per_page: 3, sort: '-sell_date' } } });
+    const sales = await api.GET('/{tenant}/api/v1/sales-data', {
+      params: { path: { tenant }, query: { per_page: 3, sort: '-sell_date' } },
+    });
     assert.equal(sales.data!.data.length, 3);
     assert.equal(typeof sales.data!.meta.pagination.has_more, 'boolean');
   });

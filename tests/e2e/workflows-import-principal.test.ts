@@ -34,7 +34,9 @@ function upload(
   opts: { fields?: Record<string, string>; expectContinue?: boolean; trickle?: boolean } = {},
 ): Promise<Answer> {
   const boundary = `----import${Math.random().toString(16).slice(2)}`;
-  const parts = Object.entries(opts.fields ?? {}).map(([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`);
+  const parts = Object.entries(opts.fields ?? {}).map(
+    ([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`,
+  );
   const head = `${parts.join('')}--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="load.csv"\r\nContent-Type: text/csv\r\n\r\n`;
   const body = Buffer.concat([Buffer.from(head), Buffer.from(csv), Buffer.from(`\r\n--${boundary}--\r\n`)]);
   return new Promise((resolve, reject) => {
@@ -93,29 +95,43 @@ describe('workflows: file imports act for the token that sent them', function ()
   const bus = busEnv();
   let sys: TestSystem;
   /** Every kind of token a client may hold, each of planner@demo.test. */
-  const tokens: Record<'legacy exchange' | 'POST /tokens' | 'operator CLI', string> = { 'legacy exchange': '', 'POST /tokens': '', 'operator CLI': '' };
+  const tokens: Record<'legacy exchange' | 'POST /tokens' | 'operator CLI', string> = {
+    'legacy exchange': '',
+    'POST /tokens': '',
+    'operator CLI': '',
+  };
 
   before(async () => {
     // Room for the 50 concurrent jobs of the last test (5 by default).
     sys = await startSystem({ env: { ...bus, SYNC_JOBS_PER_TENANT: '60' } });
     await sys.clients.tokens.updateTenant({ slug: 'demo', rate_limit: 1_000_000, monthly_credits: 100_000_000 }, asDemo);
 
-    const exchanged = await api(sys, '/demo/api/v1/tokens/create', { method: 'POST', body: { email: 'planner@demo.test', password: PASSWORD } });
+    const exchanged = await api(sys, '/demo/api/v1/tokens/create', {
+      method: 'POST',
+      body: { email: 'planner@demo.test', password: PASSWORD },
+    });
     assert.equal(exchanged.status, 200, exchanged.text);
     tokens['legacy exchange'] = exchanged.body.token;
 
     const creator = await sys.tokenFor('demo', 'planner@demo.test', ['*']);
-    const created = await api(sys, '/demo/api/v1/tokens', { method: 'POST', token: creator, body: { name: 'importer', scopes: ['public_api.workflow', 'public_api.read'] } });
+    const created = await api(sys, '/demo/api/v1/tokens', {
+      method: 'POST',
+      token: creator,
+      body: { name: 'importer', scopes: ['public_api.workflow', 'public_api.read'] },
+    });
     assert.equal(created.status, 201, created.text);
     tokens['POST /tokens'] = created.body.data[0].plain_text_token;
 
     let stdout = '';
     const env = { DATA_DIR: sys.dataDir, GRPC_BASE_PORT: String(sys.config.GRPC_BASE_PORT), LOG_LEVEL: 'silent' };
-    const code = await main(['token', 'create', 'demo', 'planner@demo.test', '--name', 'cli importer', '--scopes', 'public_api.workflow,public_api.read'], {
-      env,
-      stdout: (line) => (stdout += line),
-      stderr: () => undefined,
-    });
+    const code = await main(
+      ['token', 'create', 'demo', 'planner@demo.test', '--name', 'cli importer', '--scopes', 'public_api.workflow,public_api.read'],
+      {
+        env,
+        stdout: (line) => (stdout += line),
+        stderr: () => undefined,
+      },
+    );
     assert.equal(code, 0);
     tokens['operator CLI'] = stdout.trim();
   });
@@ -165,15 +181,22 @@ describe('workflows: file imports act for the token that sent them', function ()
     const users = ['planner@demo.test'];
     for (let i = 0; i < 4; i++) {
       const email = `importer${i}@demo.test`;
-      await sys.clients.tokens.createUser({ email, password: PASSWORD, is_admin: false, levels: { public_api: 'planner', demand: 'planner', master_data: 'view' } }, asDemo);
+      await sys.clients.tokens.createUser(
+        { email, password: PASSWORD, is_admin: false, levels: { public_api: 'planner', demand: 'planner', master_data: 'view' } },
+        asDemo,
+      );
       users.push(email);
     }
-    const importers = await Promise.all(Array.from({ length: 50 }, (_, i) => sys.tokenFor('demo', users[i % users.length]!, ['public_api.workflow', 'public_api.read'])));
+    const importers = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => sys.tokenFor('demo', users[i % users.length]!, ['public_api.workflow', 'public_api.read'])),
+    );
     const siblings = await Promise.all(users.map((email) => sys.tokenFor('demo', email, ['public_api.read'])));
     const readers = await Promise.all(Array.from({ length: 10 }, () => sys.tokenFor('demo', 'viewer@demo.test', ['public_api.read'])));
 
     const imports = importers.map((token, i) =>
-      upload(sys, IMPORT, token, salesCsv(rows(`${2100 + i}-01-01`, 20, i + 1)), { expectContinue: i % 2 === 0, trickle: true }).then((res) => ({ i, token, res })),
+      upload(sys, IMPORT, token, salesCsv(rows(`${2100 + i}-01-01`, 20, i + 1)), { expectContinue: i % 2 === 0, trickle: true }).then(
+        (res) => ({ i, token, res }),
+      ),
     );
     const reads = readers.flatMap((token) => Array.from({ length: 5 }, () => api(sys, '/demo/api/v1/items?per_page=5', { token })));
     const [done, read] = await Promise.all([Promise.all(imports), Promise.all(reads)]);

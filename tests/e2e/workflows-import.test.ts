@@ -12,8 +12,12 @@ describe('workflows: CSV file imports', function () {
   let sys: TestSystem;
   let token: string;
 
-  const upload = (file: string | Uint8Array | undefined, fields: Record<string, string> = {}, headers: Record<string, string> = {}, path = IMPORT) =>
-    postFile(sys, path, { token, file, fields, headers });
+  const upload = (
+    file: string | Uint8Array | undefined,
+    fields: Record<string, string> = {},
+    headers: Record<string, string> = {},
+    path = IMPORT,
+  ) => postFile(sys, path, { token, file, fields, headers });
 
   async function accepted(res: Awaited<ReturnType<typeof upload>>) {
     assert.equal(res.status, 202, res.text);
@@ -27,7 +31,10 @@ describe('workflows: CSV file imports', function () {
     sys = await startSystem({ env: bus });
     await sys.clients.tokens.updateTenant({ slug: 'demo', rate_limit: 100_000 }, call);
     token = await sys.tokenFor('demo', 'planner@demo.test', ['*']);
-    await sys.clients.reference.createItems({ array_body: true, records: [{ name: 'WF "Big", Pack', uom: 'ea', unit_cost: 1, unit_price: 2 }] }, call);
+    await sys.clients.reference.createItems(
+      { array_body: true, records: [{ name: 'WF "Big", Pack', uom: 'ea', unit_cost: 1, unit_price: 2 }] },
+      call,
+    );
   });
   after(async () => {
     await sys?.stop();
@@ -40,8 +47,14 @@ describe('workflows: CSV file imports', function () {
     const job = await accepted(await upload(csv));
     assert.equal(job.status, 'succeeded', JSON.stringify(job));
     assert.equal(job.result.created, 2);
-    assert.deepEqual((await stored(d[0]!, d[0]!, 'WF "Big", Pack')).map((r) => [r.item_name, r.quantity]), [['WF "Big", Pack', 3]]);
-    assert.deepEqual((await stored(d[1]!, d[1]!)).map((r) => [r.quantity, r.uom_abbr]), [[1.5, 'ea']]);
+    assert.deepEqual(
+      (await stored(d[0]!, d[0]!, 'WF "Big", Pack')).map((r) => [r.item_name, r.quantity]),
+      [['WF "Big", Pack', 3]],
+    );
+    assert.deepEqual(
+      (await stored(d[1]!, d[1]!)).map((r) => [r.quantity, r.uom_abbr]),
+      [[1.5, 'ea']],
+    );
   });
 
   it('matches headers loosely unless headers_match_exactly, ignoring unknown columns', async () => {
@@ -49,7 +62,10 @@ describe('workflows: CSV file imports', function () {
     const loose = `Note,UOM,Quantity,Timing Interval,Sell-Date,Customer Group Name,Item Name,Sale Type Name\nfirst,ea,4,day,${d},Retail,SKU-0001,History\n`;
     const job = await accepted(await upload(loose));
     assert.equal(job.status, 'succeeded', JSON.stringify(job));
-    assert.deepEqual((await stored(d, d)).map((r) => r.quantity), [4]);
+    assert.deepEqual(
+      (await stored(d, d)).map((r) => r.quantity),
+      [4],
+    );
 
     const exact = await upload(loose, { headers_match_exactly: 'true' });
     assert.equal(exact.status, 422);
@@ -76,10 +92,17 @@ describe('workflows: CSV file imports', function () {
     const form = new FormData();
     for (const f of mapping) form.append('field_mappings[]', f);
     form.append('file', new Blob([csv(9, d[2]!)]), 'x.csv');
-    const listed = await fetch(`${sys.baseUrl}${IMPORT}`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' }, body: form });
+    const listed = await fetch(`${sys.baseUrl}${IMPORT}`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' },
+      body: form,
+    });
     assert.equal(listed.status, 202);
     await waitForJob(sys, 'demo', token, ((await listed.json()) as any).data[0].job_id);
-    assert.deepEqual((await stored(d[0]!, d[2]!)).map((r) => r.quantity), [7, 8, 9]);
+    assert.deepEqual(
+      (await stored(d[0]!, d[2]!)).map((r) => r.quantity),
+      [7, 8, 9],
+    );
 
     const unknown = await upload(csv(1, d[0]!), { field_mappings: JSON.stringify(['quantity', 'colour']) });
     assert.equal(unknown.status, 422);
@@ -97,7 +120,10 @@ describe('workflows: CSV file imports', function () {
     const csv = salesCsv([salesRow(d[0]!, 1), salesRow(d[1]!, -1)]);
     const asJson = await accepted(await upload(csv, { options: JSON.stringify({ continue_on_error: true }) }));
     assert.equal(asJson.status, 'partially_succeeded');
-    assert.deepEqual(asJson.errors.map((e: { field: string }) => e.field), ['data.1.quantity']);
+    assert.deepEqual(
+      asJson.errors.map((e: { field: string }) => e.field),
+      ['data.1.quantity'],
+    );
     const asBrackets = await accepted(await upload(csv, { 'options[continue_on_error]': 'false' }));
     assert.equal(asBrackets.status, 'failed');
     const badOptions = await upload(csv, { options: '{"continue_on_error": "perhaps"}' });
@@ -105,7 +131,11 @@ describe('workflows: CSV file imports', function () {
     assert.deepEqual(Object.keys(badOptions.body.errors), ['options.continue_on_error']);
 
     const limited = await sys.tokenFor('demo', 'planner@demo.test', ['public_api.workflow']);
-    const replaceDenied = await postFile(sys, IMPORT, { token: limited, file: csv, fields: { mode: 'replace', 'scope[customer_group]': 'Retail' } });
+    const replaceDenied = await postFile(sys, IMPORT, {
+      token: limited,
+      file: csv,
+      fields: { mode: 'replace', 'scope[customer_group]': 'Retail' },
+    });
     assert.equal(replaceDenied.status, 403);
     assert.equal(replaceDenied.body.type, '/problems/insufficient-scope');
     const noScope = await upload(csv, { mode: 'replace' });
@@ -125,7 +155,14 @@ describe('workflows: CSV file imports', function () {
     const cases: Array<[string | Uint8Array, RegExp]> = [
       [`${SALES_HEADER}\nHistory,"SKU-0001,Retail,2041-07-01,day,1,ea\n`, /quoted field is never closed/],
       [`${SALES_HEADER}\nHistory,"SKU"-0001,Retail,2041-07-01,day,1,ea\n`, /closing quote is followed by other characters/],
-      [Buffer.concat([Buffer.from(`${SALES_HEADER}\nHistory,SKU-`), Buffer.from([0xff, 0xfe, 0x41]), Buffer.from(',Retail,2041-07-01,day,1,ea\n')]), /must be UTF-8/],
+      [
+        Buffer.concat([
+          Buffer.from(`${SALES_HEADER}\nHistory,SKU-`),
+          Buffer.from([0xff, 0xfe, 0x41]),
+          Buffer.from(',Retail,2041-07-01,day,1,ea\n'),
+        ]),
+        /must be UTF-8/,
+      ],
       ['', /file is empty/],
       [`${SALES_HEADER}\n`, /no data rows/],
     ];
@@ -161,10 +198,16 @@ describe('workflows: CSV file imports', function () {
     const d = days('2041-08-01', 3);
     await accepted(await upload(salesCsv([salesRow(d[0]!, 1), salesRow(d[1]!, 1)])));
     const before = await stored(d[0]!, d[2]!);
-    const res = await upload(salesCsv([salesRow(d[0]!, 1), salesRow(d[1]!, 2), salesRow(d[2]!, 1), salesRow(d[2]!, 1, { uom: 'litre', item_name: 'SKU-0002' })]), { dry_run: 'true' });
+    const res = await upload(
+      salesCsv([salesRow(d[0]!, 1), salesRow(d[1]!, 2), salesRow(d[2]!, 1), salesRow(d[2]!, 1, { uom: 'litre', item_name: 'SKU-0002' })]),
+      { dry_run: 'true' },
+    );
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(res.body.data[0].result, { created: 1, updated: 1, deleted: 0, unchanged: 1, failed: 1 });
-    assert.deepEqual(res.body.data[0].errors.map((e: { field: string }) => e.field), ['data.3.uom']);
+    assert.deepEqual(
+      res.body.data[0].errors.map((e: { field: string }) => e.field),
+      ['data.3.uom'],
+    );
     assert.deepEqual(await stored(d[0]!, d[2]!), before);
   });
 
@@ -232,7 +275,16 @@ describe('workflows: CSV file imports', function () {
     assert.equal(missing.status, 422);
     assert.equal(missing.body.success, false);
     assert.deepEqual(Object.keys(missing.body.errors).sort(), ['allow_record_update', 'should_continue_on_error']);
-    const inventory = await upload('item_name,location_name,inventory_date,quantity,uom\nSKU-0006,DC-East,2041-10-01,2,ea\n', { 'arguments[allow_record_creation]': 'true', 'arguments[allow_record_update]': 'true', 'arguments[should_continue_on_error]': 'false' }, {}, '/demo/api/v1/inventory/import/process');
+    const inventory = await upload(
+      'item_name,location_name,inventory_date,quantity,uom\nSKU-0006,DC-East,2041-10-01,2,ea\n',
+      {
+        'arguments[allow_record_creation]': 'true',
+        'arguments[allow_record_update]': 'true',
+        'arguments[should_continue_on_error]': 'false',
+      },
+      {},
+      '/demo/api/v1/inventory/import/process',
+    );
     assert.equal(inventory.status, 200, inventory.text);
     assert.equal((await waitForJob(sys, 'demo', token, inventory.body.job_log_id)).result.created, 1);
   });

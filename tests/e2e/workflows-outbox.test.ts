@@ -50,7 +50,12 @@ describe('workflows: a sync posted while the bus hangs', function () {
     const job = await waitForJob(sys, 'demo', token, jobId, 60_000);
     assert.equal(job.status, 'succeeded', JSON.stringify(job));
     assert.deepEqual(job.result, { created: 30, updated: 0, deleted: 0, unchanged: 0, failed: 0 });
-    const stored = await salesRecords(sys.clients, 'demo', { customer_group_names: ['Retail'], sale_type_names: ['History'], sell_date_from: '2039-03-01', sell_date_to: '2039-03-30' });
+    const stored = await salesRecords(sys.clients, 'demo', {
+      customer_group_names: ['Retail'],
+      sale_type_names: ['History'],
+      sell_date_from: '2039-03-01',
+      sell_date_to: '2039-03-30',
+    });
     assert.equal(stored.length, 30);
   });
 });

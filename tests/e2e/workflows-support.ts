@@ -25,7 +25,11 @@ export async function dropBusNamespace(env: Record<string, string>): Promise<voi
   if (!env.AMQP_URL || !env.BUS_NAMESPACE) return;
   const prefix = `${env.BUS_NAMESPACE}.`;
   const listed = await run('rabbitmqctl', ['list_queues', '-q', '--no-table-headers', 'name']).then(
-    ({ stdout }) => stdout.split('\n').map((l) => l.trim()).filter((name) => name.startsWith(prefix)),
+    ({ stdout }) =>
+      stdout
+        .split('\n')
+        .map((l) => l.trim())
+        .filter((name) => name.startsWith(prefix)),
     () => ['workflows.sync-chunks', 'workflows.job-events'].flatMap((q) => [`${prefix}${q}`, `${prefix}${q}.dead`, `${prefix}${q}.retry`]),
   );
   const connection = await amqp.connect(env.AMQP_URL);
@@ -116,7 +120,19 @@ export async function readJob(sys: { clients: Clients }, tenant: string, token: 
   const principal = await sys.clients.tokens.authenticate({ token }, { context: { requestId: 'test', tenant } });
   const job = await sys.clients.workflows.getJob(
     { job_id: id },
-    { context: { requestId: 'test', tenant, principal: { tenant, tokenId: principal.token_id, userId: principal.user_id, scopes: principal.scopes, isAdmin: principal.is_admin } } },
+    {
+      context: {
+        requestId: 'test',
+        tenant,
+        principal: {
+          tenant,
+          tokenId: principal.token_id,
+          userId: principal.user_id,
+          scopes: principal.scopes,
+          isAdmin: principal.is_admin,
+        },
+      },
+    },
   );
   return { ...job, job_id: job.id, message: job.message || null };
 }
@@ -136,9 +152,25 @@ export async function waitForJob(sys: { clients: Clients }, tenant: string, toke
 export async function salesRecords(
   clients: Clients,
   tenant: string,
-  filter: { item_names?: string[]; customer_group_names?: string[]; sale_type_names?: string[]; sell_date_from?: string; sell_date_to?: string },
+  filter: {
+    item_names?: string[];
+    customer_group_names?: string[];
+    sale_type_names?: string[];
+    sell_date_from?: string;
+    sell_date_to?: string;
+  },
 ) {
-  const out: Array<{ id: number; item_name: string; customer_group_name: string; sale_type_name: string; sell_date: string; quantity: number; uom_abbr: string; created_at: string; updated_at: string }> = [];
+  const out: Array<{
+    id: number;
+    item_name: string;
+    customer_group_name: string;
+    sale_type_name: string;
+    sell_date: string;
+    quantity: number;
+    uom_abbr: string;
+    created_at: string;
+    updated_at: string;
+  }> = [];
   let after = 0;
   for (;;) {
     const page = await clients.transactional.listSales(
@@ -164,8 +196,21 @@ export async function salesRecords(
 }
 
 /** Inventory records of `tenant` at the given locations. */
-export async function inventoryRecords(clients: Clients, tenant: string, filter: { location_names?: string[]; item_names?: string[]; inventory_date_from?: string; inventory_date_to?: string }) {
-  const out: Array<{ id: number; item_name: string; location_name: string; bin_name: string; lot_name: string; inventory_date: string; quantity: number; uom_abbr: string }> = [];
+export async function inventoryRecords(
+  clients: Clients,
+  tenant: string,
+  filter: { location_names?: string[]; item_names?: string[]; inventory_date_from?: string; inventory_date_to?: string },
+) {
+  const out: Array<{
+    id: number;
+    item_name: string;
+    location_name: string;
+    bin_name: string;
+    lot_name: string;
+    inventory_date: string;
+    quantity: number;
+    uom_abbr: string;
+  }> = [];
   let after = '';
   for (;;) {
     const page = await clients.transactional.queryInventory(

@@ -10,7 +10,8 @@ type SalesRow = Schema<'SalesSyncRow'>;
 type InventoryRow = Schema<'InventorySyncRow'>;
 type SalesSync = Schema<'PostWorkflowsSyncSalesRequest'>;
 /** A History day row of SKU-0001 x Retail, as the typed client sends it. */
-const sale = (date: string, quantity: number, overrides: Partial<SalesRow> = {}): SalesRow => ({ ...salesRow(date, quantity), ...overrides }) as SalesRow;
+const sale = (date: string, quantity: number, overrides: Partial<SalesRow> = {}): SalesRow =>
+  ({ ...salesRow(date, quantity), ...overrides }) as SalesRow;
 
 describe('workflows: sales and inventory sync (JSON)', function () {
   this.timeout(60_000);
@@ -38,10 +39,20 @@ describe('workflows: sales and inventory sync (JSON)', function () {
   const idempotency = (key?: string) => (key === undefined ? {} : { 'Idempotency-Key': key });
   /** POST /workflows/sync-sales through the typed client. */
   const syncSales = async (body: SalesSync, opts: Sync = {}) =>
-    answered(await client(opts.token).POST('/{tenant}/api/v1/workflows/sync-sales', { params: { path: { tenant: opts.tenant ?? 'demo' }, header: idempotency(opts.key) }, body }));
+    answered(
+      await client(opts.token).POST('/{tenant}/api/v1/workflows/sync-sales', {
+        params: { path: { tenant: opts.tenant ?? 'demo' }, header: idempotency(opts.key) },
+        body,
+      }),
+    );
   /** POST /workflows/sync-inventory through the typed client. */
   const syncInventory = async (body: Schema<'PostWorkflowsSyncInventoryRequest'>, opts: Sync = {}) =>
-    answered(await client(opts.token).POST('/{tenant}/api/v1/workflows/sync-inventory', { params: { path: { tenant: opts.tenant ?? 'demo' }, header: idempotency(opts.key) }, body }));
+    answered(
+      await client(opts.token).POST('/{tenant}/api/v1/workflows/sync-inventory', {
+        params: { path: { tenant: opts.tenant ?? 'demo' }, header: idempotency(opts.key) },
+        body,
+      }),
+    );
 
   /** Posts a sync and waits for its job. */
   async function run(sync: typeof syncSales | typeof syncInventory, body: Parameters<typeof sync>[0]) {
@@ -59,8 +70,17 @@ describe('workflows: sales and inventory sync (JSON)', function () {
     workflowOnly = await sys.tokenFor('demo', 'planner@demo.test', ['public_api.workflow']);
     adminToken = await sys.tokenFor('demo', 'admin@demo.test', ['*']);
     // Items with no customer group combination yet, and customer groups only these tests load.
-    await sys.clients.reference.createItems({ array_body: true, records: ['WF-ITEM-1', 'WF-ITEM-2', 'WF-ITEM-3'].map((name) => ({ name, uom: 'ea', unit_cost: 1, unit_price: 2 })) }, call);
-    await sys.clients.reference.createCustomerGroups({ array_body: true, records: ['WF-Group-A', 'WF-Group-B', 'WF-Group-C'].map((name) => ({ name })) }, call);
+    await sys.clients.reference.createItems(
+      {
+        array_body: true,
+        records: ['WF-ITEM-1', 'WF-ITEM-2', 'WF-ITEM-3'].map((name) => ({ name, uom: 'ea', unit_cost: 1, unit_price: 2 })),
+      },
+      call,
+    );
+    await sys.clients.reference.createCustomerGroups(
+      { array_body: true, records: ['WF-Group-A', 'WF-Group-B', 'WF-Group-C'].map((name) => ({ name })) },
+      call,
+    );
   });
   after(async () => {
     await sys?.stop();
@@ -86,22 +106,43 @@ describe('workflows: sales and inventory sync (JSON)', function () {
       assert.deepEqual(job.progress, { processed: 3, total: 3 });
       assert.deepEqual(job.errors, []);
       assert.equal(job.errors_count, 0);
-      for (const field of ['created_at', 'updated_at', 'started_at', 'finished_at']) assert.match(job[field], /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
-      const before = await salesRecords(sys.clients, 'demo', { item_names: ['SKU-0001'], customer_group_names: ['Retail'], sell_date_from: dates[0], sell_date_to: dates[2] });
-      assert.deepEqual(before.map((r) => [r.sell_date, r.quantity, r.uom_abbr]), dates.map((d, i) => [d, i + 1, 'ea']));
+      for (const field of ['created_at', 'updated_at', 'started_at', 'finished_at'])
+        assert.match(job[field], /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+      const before = await salesRecords(sys.clients, 'demo', {
+        item_names: ['SKU-0001'],
+        customer_group_names: ['Retail'],
+        sell_date_from: dates[0],
+        sell_date_to: dates[2],
+      });
+      assert.deepEqual(
+        before.map((r) => [r.sell_date, r.quantity, r.uom_abbr]),
+        dates.map((d, i) => [d, i + 1, 'ea']),
+      );
 
       // Same key (names in another case): row 0 as it is, row 1 a new quantity, row 2 another uom.
       const again = await run(syncSales, {
-        data: [sale(dates[0]!, 1), sale(dates[1]!, 20, { item_name: 'sku-0001' }), sale(dates[2]!, 3, { uom: 'Case', customer_group_name: 'RETAIL' })],
+        data: [
+          sale(dates[0]!, 1),
+          sale(dates[1]!, 20, { item_name: 'sku-0001' }),
+          sale(dates[2]!, 3, { uom: 'Case', customer_group_name: 'RETAIL' }),
+        ],
       });
       assert.equal(again.status, 'succeeded');
       assert.deepEqual(again.result, { created: 0, updated: 2, deleted: 0, unchanged: 1, failed: 0 });
-      const after = await salesRecords(sys.clients, 'demo', { item_names: ['SKU-0001'], customer_group_names: ['Retail'], sell_date_from: dates[0], sell_date_to: dates[2] });
-      assert.deepEqual(after.map((r) => [r.id, r.sell_date, r.quantity, r.uom_abbr, r.created_at, r.item_name]), [
-        [before[0]!.id, dates[0], 1, 'ea', before[0]!.created_at, 'SKU-0001'],
-        [before[1]!.id, dates[1], 20, 'ea', before[1]!.created_at, 'SKU-0001'],
-        [before[2]!.id, dates[2], 3, 'cs', before[2]!.created_at, 'SKU-0001'],
-      ]);
+      const after = await salesRecords(sys.clients, 'demo', {
+        item_names: ['SKU-0001'],
+        customer_group_names: ['Retail'],
+        sell_date_from: dates[0],
+        sell_date_to: dates[2],
+      });
+      assert.deepEqual(
+        after.map((r) => [r.id, r.sell_date, r.quantity, r.uom_abbr, r.created_at, r.item_name]),
+        [
+          [before[0]!.id, dates[0], 1, 'ea', before[0]!.created_at, 'SKU-0001'],
+          [before[1]!.id, dates[1], 20, 'ea', before[1]!.created_at, 'SKU-0001'],
+          [before[2]!.id, dates[2], 3, 'cs', before[2]!.created_at, 'SKU-0001'],
+        ],
+      );
       assert.equal(after[0]!.updated_at, before[0]!.updated_at, 'an unchanged match is not rewritten');
     });
 
@@ -146,8 +187,20 @@ describe('workflows: sales and inventory sync (JSON)', function () {
       assert.equal(messages['data.7.quantity'], 'The data.7.quantity field must be at least 0.');
       assert.equal(messages['data.8.quantity'], 'The data.8.quantity field is required.');
       assert.equal(messages['data.9.quantity'], 'The data.9.quantity field must be a number.');
-      const stored = await salesRecords(sys.clients, 'demo', { item_names: ['SKU-0001'], customer_group_names: ['Retail'], sell_date_from: d[0], sell_date_to: d[11] });
-      assert.deepEqual(stored.map((r) => [r.sell_date, r.quantity]), [[d[0], 5], [d[10], 0], [d[11], 2.75]]);
+      const stored = await salesRecords(sys.clients, 'demo', {
+        item_names: ['SKU-0001'],
+        customer_group_names: ['Retail'],
+        sell_date_from: d[0],
+        sell_date_to: d[11],
+      });
+      assert.deepEqual(
+        stored.map((r) => [r.sell_date, r.quantity]),
+        [
+          [d[0], 5],
+          [d[10], 0],
+          [d[11], 2.75],
+        ],
+      );
     });
 
     it('continue_on_error false (the default): one invalid row and nothing at all is loaded', async () => {
@@ -155,7 +208,10 @@ describe('workflows: sales and inventory sync (JSON)', function () {
       const job = await run(syncSales, { data: [...d.slice(0, 4).map((x) => sale(x, 1)), sale(d[4]!, -3)] });
       assert.equal(job.status, 'failed');
       assert.deepEqual(job.result, { created: 0, updated: 0, deleted: 0, unchanged: 0, failed: 1 });
-      assert.deepEqual(job.errors.map((e: { field: string }) => e.field), ['data.4.quantity']);
+      assert.deepEqual(
+        job.errors.map((e: { field: string }) => e.field),
+        ['data.4.quantity'],
+      );
       assert.match(job.message, /nothing was loaded/);
       assert.deepEqual(await salesRecords(sys.clients, 'demo', { item_names: ['SKU-0001'], sell_date_from: d[0], sell_date_to: d[4] }), []);
 
@@ -166,17 +222,29 @@ describe('workflows: sales and inventory sync (JSON)', function () {
 
     it('allow_record_creation false refuses a missing item-customer-group combination; true creates it', async () => {
       const [date] = days('2031-04-01', 1);
-      const refused = await run(syncSales, { options: { allow_record_creation: false, continue_on_error: true }, data: [sale(date!, 4, { item_name: 'WF-ITEM-1' }), sale(date!, 4)] });
+      const refused = await run(syncSales, {
+        options: { allow_record_creation: false, continue_on_error: true },
+        data: [sale(date!, 4, { item_name: 'WF-ITEM-1' }), sale(date!, 4)],
+      });
       assert.equal(refused.status, 'partially_succeeded');
-      assert.deepEqual(refused.errors.map((e: { field: string }) => e.field), ['data.0.customer_group_name']);
+      assert.deepEqual(
+        refused.errors.map((e: { field: string }) => e.field),
+        ['data.0.customer_group_name'],
+      );
       assert.match(refused.errors[0].message, /WF-ITEM-1 has no combination with customer group Retail/);
       assert.equal(refused.result.created, 1);
 
-      const created = await run(syncSales, { options: { allow_record_creation: true }, data: [sale(date!, 4, { item_name: 'WF-ITEM-1' })] });
+      const created = await run(syncSales, {
+        options: { allow_record_creation: true },
+        data: [sale(date!, 4, { item_name: 'WF-ITEM-1' })],
+      });
       assert.equal(created.status, 'succeeded');
       assert.equal(created.result.created, 1);
       const stored = await salesRecords(sys.clients, 'demo', { item_names: ['WF-ITEM-1'] });
-      assert.deepEqual(stored.map((r) => [r.customer_group_name, r.sell_date, r.quantity]), [['Retail', date, 4]]);
+      assert.deepEqual(
+        stored.map((r) => [r.customer_group_name, r.sell_date, r.quantity]),
+        [['Retail', date, 4]],
+      );
     });
 
     it('allow_record_update false makes a match an error (same values or not); new rows still load', async () => {
@@ -188,17 +256,35 @@ describe('workflows: sales and inventory sync (JSON)', function () {
       });
       assert.equal(job.status, 'partially_succeeded');
       assert.deepEqual(job.result, { created: 1, updated: 0, deleted: 0, unchanged: 0, failed: 2 });
-      assert.deepEqual(job.errors.map((e: { field: string }) => e.field), ['data.0', 'data.1']);
+      assert.deepEqual(
+        job.errors.map((e: { field: string }) => e.field),
+        ['data.0', 'data.1'],
+      );
       assert.match(job.errors[1].message, /already exists, and allow_record_update is false/);
-      const stored = await salesRecords(sys.clients, 'demo', { item_names: ['SKU-0001'], customer_group_names: ['Retail'], sell_date_from: d[0], sell_date_to: d[2] });
-      assert.deepEqual(stored.map((r) => r.quantity), [1, 1, 1], 'the match kept its quantity');
+      const stored = await salesRecords(sys.clients, 'demo', {
+        item_names: ['SKU-0001'],
+        customer_group_names: ['Retail'],
+        sell_date_from: d[0],
+        sell_date_to: d[2],
+      });
+      assert.deepEqual(
+        stored.map((r) => r.quantity),
+        [1, 1, 1],
+        'the match kept its quantity',
+      );
     });
 
     it('a load that holds one key twice reports the later row', async () => {
       const [date] = days('2031-05-10', 1);
-      const job = await run(syncSales, { options: { continue_on_error: true }, data: [sale(date!, 1), sale(date!, 2, { item_name: 'sku-0001', timing_interval: 'DAY' as SalesRow['timing_interval'] })] });
+      const job = await run(syncSales, {
+        options: { continue_on_error: true },
+        data: [sale(date!, 1), sale(date!, 2, { item_name: 'sku-0001', timing_interval: 'DAY' as SalesRow['timing_interval'] })],
+      });
       assert.deepEqual(job.result, { created: 1, updated: 0, deleted: 0, unchanged: 0, failed: 1 });
-      assert.deepEqual(job.errors.map((e: { field: string }) => e.field), ['data.1']);
+      assert.deepEqual(
+        job.errors.map((e: { field: string }) => e.field),
+        ['data.1'],
+      );
       assert.match(job.errors[0].message, /same item, customer group, sale type, timing interval and sell date as row 0/);
     });
 
@@ -239,10 +325,15 @@ describe('workflows: sales and inventory sync (JSON)', function () {
   });
 
   describe('replace', () => {
-    const forecast = (item: string, group: string, date: string, q = 1) => sale(date, q, { item_name: item, customer_group_name: group, sale_type_name: 'Forecast' });
+    const forecast = (item: string, group: string, date: string, q = 1) =>
+      sale(date, q, { item_name: item, customer_group_name: group, sale_type_name: 'Forecast' });
 
     it('needs public_api.workflow.replace (403) and a scope (422)', async () => {
-      const body: SalesSync = { mode: 'replace', scope: { sale_type: 'Forecast', customer_group: 'WF-Group-A' }, data: [forecast('SKU-0001', 'WF-Group-A', '2032-01-01')] };
+      const body: SalesSync = {
+        mode: 'replace',
+        scope: { sale_type: 'Forecast', customer_group: 'WF-Group-A' },
+        data: [forecast('SKU-0001', 'WF-Group-A', '2032-01-01')],
+      };
       const denied = await syncSales(body, { token: workflowOnly });
       assert.equal(denied.status, 403);
       assert.equal(denied.body.type, '/problems/insufficient-scope');
@@ -265,7 +356,11 @@ describe('workflows: sales and inventory sync (JSON)', function () {
       assert.equal((await run(syncSales, { data: [...inside, ...otherGroup, ...otherType] })).status, 'succeeded');
 
       const scopeBefore = await salesRecords(sys.clients, 'demo', { sale_type_names: ['Forecast'], customer_group_names: ['WF-Group-A'] });
-      const load = [forecast('SKU-0001', 'WF-Group-A', d[0]!, 7), forecast('SKU-0002', 'WF-Group-A', d[1]!, 1), forecast('SKU-0003', 'WF-Group-A', d[2]!, 1)];
+      const load = [
+        forecast('SKU-0001', 'WF-Group-A', d[0]!, 7),
+        forecast('SKU-0002', 'WF-Group-A', d[1]!, 1),
+        forecast('SKU-0003', 'WF-Group-A', d[2]!, 1),
+      ];
       const job = await run(syncSales, { mode: 'replace', scope: { sale_type: 'Forecast', customer_group: 'wf-group-a' }, data: load });
       assert.equal(job.status, 'succeeded', JSON.stringify(job));
       // Everything in the scope but the two records the load matched.
@@ -277,8 +372,16 @@ describe('workflows: sales and inventory sync (JSON)', function () {
         ['SKU-0002', d[1], 1],
         ['SKU-0003', d[2], 1],
       ]);
-      assert.equal((await salesRecords(sys.clients, 'demo', { sale_type_names: ['Forecast'], customer_group_names: ['WF-Group-B'] })).length, 3, 'another group stays');
-      assert.equal((await salesRecords(sys.clients, 'demo', { sale_type_names: ['History'], customer_group_names: ['WF-Group-A'] })).length, 3, 'another sale type stays');
+      assert.equal(
+        (await salesRecords(sys.clients, 'demo', { sale_type_names: ['Forecast'], customer_group_names: ['WF-Group-B'] })).length,
+        3,
+        'another group stays',
+      );
+      assert.equal(
+        (await salesRecords(sys.clients, 'demo', { sale_type_names: ['History'], customer_group_names: ['WF-Group-A'] })).length,
+        3,
+        'another sale type stays',
+      );
     });
 
     it('reports rows outside the scope and, when a row failed, deletes only what the loaded rows do not cover', async () => {
@@ -290,7 +393,10 @@ describe('workflows: sales and inventory sync (JSON)', function () {
         data: [forecast('SKU-0001', 'WF-Group-C', d[0]!), forecast('SKU-0001', 'WF-Group-B', d[1]!)],
       });
       assert.equal(job.status, 'partially_succeeded');
-      assert.deepEqual(job.errors.map((e: { field: string }) => e.field), ['data.1.customer_group_name']);
+      assert.deepEqual(
+        job.errors.map((e: { field: string }) => e.field),
+        ['data.1.customer_group_name'],
+      );
       assert.match(job.errors[0].message, /outside the replace scope/);
       assert.equal(job.result.created, 1);
     });
@@ -301,11 +407,18 @@ describe('workflows: sales and inventory sync (JSON)', function () {
       const earlier = await salesRecords(sys.clients, 'demo', { customer_group_names: ['WF-Group-B'] });
       const first = await syncSales({ mode: 'replace', scope: { customer_group: 'WF-Group-B' }, data: big });
       assert.equal(first.status, 202, first.text);
-      const second: SalesSync = { mode: 'replace', scope: { customer_group: 'WF-Group-B', sale_type: 'Forecast' }, data: [forecast('SKU-0001', 'WF-Group-B', '2033-01-01')] };
+      const second: SalesSync = {
+        mode: 'replace',
+        scope: { customer_group: 'WF-Group-B', sale_type: 'Forecast' },
+        data: [forecast('SKU-0001', 'WF-Group-B', '2033-01-01')],
+      };
       const conflict = await syncSales(second);
       assert.equal(conflict.status, 409, conflict.text);
       assert.equal(conflict.headers.get('content-type'), 'application/problem+json; charset=utf-8');
-      assert.match(conflict.body.detail, new RegExp(`replace sync of an overlapping scope is already running \\(job ${first.body.data[0].job_id}\\)`));
+      assert.match(
+        conflict.body.detail,
+        new RegExp(`replace sync of an overlapping scope is already running \\(job ${first.body.data[0].job_id}\\)`),
+      );
       // Another scope is free meanwhile.
       assert.equal((await syncSales({ ...second, scope: { customer_group: 'WF-Group-C', sale_type: 'History' } })).status, 202);
       const done = await waitForJob(sys, 'demo', token, first.body.data[0].job_id);
@@ -322,12 +435,19 @@ describe('workflows: sales and inventory sync (JSON)', function () {
   describe('dry run', () => {
     it('answers 200 with what would be created, updated, deleted and refused, and writes nothing', async () => {
       const d = days('2034-01-01', 4);
-      await run(syncSales, { data: [sale(d[0]!, 1, { customer_group_name: 'WF-Group-C', sale_type_name: 'Forecast' }), sale(d[1]!, 1, { customer_group_name: 'WF-Group-C', sale_type_name: 'Forecast' }), sale(d[2]!, 1, { customer_group_name: 'WF-Group-C', sale_type_name: 'Forecast' })] });
+      await run(syncSales, {
+        data: [
+          sale(d[0]!, 1, { customer_group_name: 'WF-Group-C', sale_type_name: 'Forecast' }),
+          sale(d[1]!, 1, { customer_group_name: 'WF-Group-C', sale_type_name: 'Forecast' }),
+          sale(d[2]!, 1, { customer_group_name: 'WF-Group-C', sale_type_name: 'Forecast' }),
+        ],
+      });
       const snapshot = () => salesRecords(sys.clients, 'demo', { customer_group_names: ['WF-Group-C'], sale_type_names: ['Forecast'] });
       const combos = () => sys.clients.reference.getItemCustomerGroups({ ids: [], keys: [] }, call);
       const before = await snapshot();
       const combosBefore = (await combos()).records.length;
-      const f = (date: string, q: number, item = 'SKU-0001') => sale(date, q, { item_name: item, customer_group_name: 'WF-Group-C', sale_type_name: 'Forecast' });
+      const f = (date: string, q: number, item = 'SKU-0001') =>
+        sale(date, q, { item_name: item, customer_group_name: 'WF-Group-C', sale_type_name: 'Forecast' });
       const res = await syncSales({
         dry_run: true,
         mode: 'replace',
@@ -363,7 +483,17 @@ describe('workflows: sales and inventory sync (JSON)', function () {
       assert.equal(again.status, 202);
       assert.equal(again.headers.get('idempotent-replayed'), 'true');
       assert.deepEqual(again.body, first.body);
-      assert.equal((await salesRecords(sys.clients, 'demo', { item_names: ['SKU-0001'], customer_group_names: ['Retail'], sell_date_from: '2035-01-01', sell_date_to: '2035-01-03' })).length, 3);
+      assert.equal(
+        (
+          await salesRecords(sys.clients, 'demo', {
+            item_names: ['SKU-0001'],
+            customer_group_names: ['Retail'],
+            sell_date_from: '2035-01-01',
+            sell_date_to: '2035-01-03',
+          })
+        ).length,
+        3,
+      );
       const dry = { dry_run: true, data: [sale('2035-01-01', 1)] };
       const d1 = await syncSales(dry, { key: 'dry-2035' });
       const d2 = await syncSales(dry, { key: 'dry-2035' });
@@ -379,7 +509,10 @@ describe('workflows: sales and inventory sync (JSON)', function () {
       assert.equal(other.status, 422);
       assert.deepEqual(Object.keys(other.body.errors), ['Idempotency-Key']);
       const acme = await sys.tokenFor('acme', 'admin@acme.test', ['*']);
-      const elsewhere = await syncSales({ data: [sale('2035-02-01', 2)] }, { tenant: 'acme', token: acme, key: headers['Idempotency-Key'] });
+      const elsewhere = await syncSales(
+        { data: [sale('2035-02-01', 2)] },
+        { tenant: 'acme', token: acme, key: headers['Idempotency-Key'] },
+      );
       assert.equal(elsewhere.status, 202, elsewhere.text);
       assert.equal(elsewhere.headers.get('idempotent-replayed'), null);
     });
@@ -395,16 +528,29 @@ describe('workflows: sales and inventory sync (JSON)', function () {
   });
 
   describe('GET /jobs/{id}', () => {
-    it('is readable by the creating token and the same user\'s other tokens; anyone else gets 404', async () => {
+    it("is readable by the creating token and the same user's other tokens; anyone else gets 404", async () => {
       const res = await syncSales({ data: [sale('2036-01-01', 1)] });
       const id = res.body.data[0].job_id;
       await waitForJob(sys, 'demo', token, id);
       const readJob = (tenant: string, jobId: string, bearer?: string) =>
-        client(bearer).GET('/{tenant}/api/v1/jobs/{job_id}', { params: { path: { tenant, job_id: jobId } } }).then(answered);
+        client(bearer)
+          .GET('/{tenant}/api/v1/jobs/{job_id}', { params: { path: { tenant, job_id: jobId } } })
+          .then(answered);
       const own = await readJob('demo', String(id), secondToken);
       assert.equal(own.status, 200);
       assert.deepEqual(Object.keys(own.body.data[0]).sort(), [
-        'created_at', 'errors', 'errors_count', 'finished_at', 'job_id', 'kind', 'message', 'progress', 'result', 'started_at', 'status', 'updated_at',
+        'created_at',
+        'errors',
+        'errors_count',
+        'finished_at',
+        'job_id',
+        'kind',
+        'message',
+        'progress',
+        'result',
+        'started_at',
+        'status',
+        'updated_at',
       ]);
       assert.equal(own.body.data[0].kind, 'sales_sync');
       for (const other of [adminToken, await sys.tokenFor('acme', 'admin@acme.test', ['*'])]) {
@@ -414,14 +560,25 @@ describe('workflows: sales and inventory sync (JSON)', function () {
         assert.equal(res404.body.type, '/problems/not-found');
       }
       for (const bad of ['999999', '0', 'abc', '1e3']) assert.equal((await readJob('demo', bad, token)).status, 404);
-      assert.equal((await createSupplyClient({ baseUrl: sys.baseUrl }).GET('/{tenant}/api/v1/jobs/{job_id}', { params: { path: { tenant: 'demo', job_id: String(id) } } })).response.status, 401);
+      assert.equal(
+        (
+          await createSupplyClient({ baseUrl: sys.baseUrl }).GET('/{tenant}/api/v1/jobs/{job_id}', {
+            params: { path: { tenant: 'demo', job_id: String(id) } },
+          })
+        ).response.status,
+        401,
+      );
     });
   });
 
   describe('limits', () => {
     it('takes at most 5 sync jobs queued or running per workspace: the next is 429 with Retry-After', async () => {
       const items = Array.from({ length: 40 }, (_, i) => `SKU-${String(i + 1).padStart(4, '0')}`);
-      const load = (year: number) => ({ data: days(`${year}-01-01`, 75).flatMap((x) => items.map((item) => sale(x, 1, { item_name: item, customer_group_name: 'WF-Group-A' }))) });
+      const load = (year: number) => ({
+        data: days(`${year}-01-01`, 75).flatMap((x) =>
+          items.map((item) => sale(x, 1, { item_name: item, customer_group_name: 'WF-Group-A' })),
+        ),
+      });
       const answers = await Promise.all([2050, 2051, 2052, 2053, 2054, 2055, 2056].map((year) => syncSales(load(year))));
       const statuses = answers.map((a) => a.status).sort();
       assert.ok(statuses.filter((s) => s === 202).length <= 5, statuses.join());
@@ -447,27 +604,48 @@ describe('workflows: sales and inventory sync (JSON)', function () {
     it('upserts by item, location, bin, lot and date; replace by location deletes the rest of that location only', async () => {
       const date = '2036-06-30';
       const job = await run(syncInventory, {
-        data: [inv('SKU-0001', 'DC-East', date, 10), inv('SKU-0001', 'DC-East', date, 4, { bin_name: 'B1' }), inv('SKU-0001', 'DC-East', date, 6, { bin_name: 'B1', lot_name: 'L7' }), inv('SKU-0002', 'DC-West', date, 3)],
+        data: [
+          inv('SKU-0001', 'DC-East', date, 10),
+          inv('SKU-0001', 'DC-East', date, 4, { bin_name: 'B1' }),
+          inv('SKU-0001', 'DC-East', date, 6, { bin_name: 'B1', lot_name: 'L7' }),
+          inv('SKU-0002', 'DC-West', date, 3),
+        ],
       });
       assert.equal(job.kind, 'inventory_sync');
       assert.deepEqual(job.result, { created: 4, updated: 0, deleted: 0, unchanged: 0, failed: 0 });
-      const bad = await run(syncInventory, { options: { continue_on_error: true }, data: [inv('SKU-0001', 'Nowhere', date, 1), inv('SKU-0001', 'DC-East', date, -2)] });
-      assert.deepEqual(bad.errors.map((e: { field: string }) => e.field), ['data.0.location_name', 'data.1.quantity']);
+      const bad = await run(syncInventory, {
+        options: { continue_on_error: true },
+        data: [inv('SKU-0001', 'Nowhere', date, 1), inv('SKU-0001', 'DC-East', date, -2)],
+      });
+      assert.deepEqual(
+        bad.errors.map((e: { field: string }) => e.field),
+        ['data.0.location_name', 'data.1.quantity'],
+      );
 
       const eastBefore = await inventoryRecords(sys.clients, 'demo', { location_names: ['DC-East'] });
       const westBefore = await inventoryRecords(sys.clients, 'demo', { location_names: ['DC-West'] });
-      const replaced = await run(syncInventory, { mode: 'replace', scope: { location: 'DC-East' }, data: [inv('SKU-0001', 'DC-East', date, 12), inv('SKU-0001', 'DC-East', date, 4, { bin_name: 'B1' })] });
+      const replaced = await run(syncInventory, {
+        mode: 'replace',
+        scope: { location: 'DC-East' },
+        data: [inv('SKU-0001', 'DC-East', date, 12), inv('SKU-0001', 'DC-East', date, 4, { bin_name: 'B1' })],
+      });
       assert.equal(replaced.status, 'succeeded', JSON.stringify(replaced));
       assert.deepEqual(replaced.result, { created: 0, updated: 1, deleted: eastBefore.length - 2, unchanged: 1, failed: 0 });
       const east = await inventoryRecords(sys.clients, 'demo', { location_names: ['DC-East'] });
-      assert.deepEqual(east.map((r) => [r.item_name, r.bin_name, r.lot_name, r.quantity]).sort(), [['SKU-0001', '', '', 12], ['SKU-0001', 'B1', '', 4]]);
+      assert.deepEqual(east.map((r) => [r.item_name, r.bin_name, r.lot_name, r.quantity]).sort(), [
+        ['SKU-0001', '', '', 12],
+        ['SKU-0001', 'B1', '', 4],
+      ]);
       assert.equal((await inventoryRecords(sys.clients, 'demo', { location_names: ['DC-West'] })).length, westBefore.length);
     });
 
     it('allow_record_creation false only updates records that exist', async () => {
       const date = '2036-07-31';
       await run(syncInventory, { data: [inv('SKU-0003', 'DC-West', date, 1)] });
-      const job = await run(syncInventory, { options: { allow_record_creation: false, continue_on_error: true }, data: [inv('SKU-0003', 'DC-West', date, 2), inv('SKU-0004', 'DC-West', date, 2)] });
+      const job = await run(syncInventory, {
+        options: { allow_record_creation: false, continue_on_error: true },
+        data: [inv('SKU-0003', 'DC-West', date, 2), inv('SKU-0004', 'DC-West', date, 2)],
+      });
       assert.deepEqual(job.result, { created: 0, updated: 1, deleted: 0, unchanged: 0, failed: 1 });
       assert.match(job.errors[0].message, /No inventory record with this item, location, bin, lot and inventory date exists/);
     });
@@ -485,7 +663,10 @@ describe('workflows: sales and inventory sync (JSON)', function () {
       const job = await waitForJob(sys, 'demo', token, res.body.job_log_id);
       assert.equal(job.kind, 'sales_sync');
       assert.equal(job.status, 'partially_succeeded');
-      assert.deepEqual(job.errors.map((e: { field: string }) => e.field), ['payload.1.quantity']);
+      assert.deepEqual(
+        job.errors.map((e: { field: string }) => e.field),
+        ['payload.1.quantity'],
+      );
     });
 
     it('POST /sales arguments are required booleans: the legacy 422', async () => {

@@ -104,7 +104,14 @@ describe('fault suite: a 20,000-row sync under faults, services as separate proc
   let token = '';
 
   const service = (name: string) => services.get(name)!;
-  const logsOf = (...names: string[]) => names.flatMap((n) => service(n).logs.slice(-15).map((l) => `[${n}] ${l}`)).join('\n');
+  const logsOf = (...names: string[]) =>
+    names
+      .flatMap((n) =>
+        service(n)
+          .logs.slice(-15)
+          .map((l) => `[${n}] ${l}`),
+      )
+      .join('\n');
 
   before(async function () {
     skipUnless(this, 'AMQP', AMQP_URL ? null : 'AMQP_URL is not set');
@@ -152,14 +159,20 @@ describe('fault suite: a 20,000-row sync under faults, services as separate proc
     for (const name of ['tokens', 'reference', 'transactional', 'workflows', 'compute'] as const) {
       await eventually(`${name} ready`, async () => ((await clients.health(name)) ? true : undefined), 90_000);
     }
-    await eventually('gateway ready', async () => ((await fetch(`${gatewayUrl}/readyz`)).ok ? true : undefined), 60_000).catch(async (err) => {
-      const res = await fetch(`${gatewayUrl}/readyz`).then((r) => r.text(), (e: unknown) => String(e));
-      throw new Error(`${String(err)}: ${res}\n${logsOf('gateway')}`);
-    });
+    await eventually('gateway ready', async () => ((await fetch(`${gatewayUrl}/readyz`)).ok ? true : undefined), 60_000).catch(
+      async (err) => {
+        const res = await fetch(`${gatewayUrl}/readyz`).then(
+          (r) => r.text(),
+          (e: unknown) => String(e),
+        );
+        throw new Error(`${String(err)}: ${res}\n${logsOf('gateway')}`);
+      },
+    );
     const ctx = { context: { requestId: 'faults', tenant: 'demo' } };
     token = await eventually('a token', async () => {
       await clients.tokens.updateTenant({ slug: 'demo', rate_limit: 100_000 }, ctx);
-      return (await clients.tokens.createToken({ user_email: 'planner@demo.test', name: 'faults', scopes: ['*'], expires_at: '' }, ctx)).plain_text_token;
+      return (await clients.tokens.createToken({ user_email: 'planner@demo.test', name: 'faults', scopes: ['*'], expires_at: '' }, ctx))
+        .plain_text_token;
     });
   });
 
@@ -173,7 +186,9 @@ describe('fault suite: a 20,000-row sync under faults, services as separate proc
     if (table.length > 0) {
       console.log('\n  scenario                                              rows sent  rows present  status               recovery');
       for (const r of table) {
-        console.log(`  ${r.scenario.padEnd(52)}  ${String(r.sent).padStart(9)}  ${String(r.present).padStart(12)}  ${r.status.padEnd(19)}  ${r.recoveryS.padStart(8)}`);
+        console.log(
+          `  ${r.scenario.padEnd(52)}  ${String(r.sent).padStart(9)}  ${String(r.present).padStart(12)}  ${r.status.padEnd(19)}  ${r.recoveryS.padStart(8)}`,
+        );
       }
       console.log('');
     }
@@ -181,29 +196,56 @@ describe('fault suite: a 20,000-row sync under faults, services as separate proc
 
   async function waitFinished(jobId: number, timeoutMs = 240_000): Promise<any> {
     try {
-      return await eventually(`job ${jobId} finished`, async () => {
-        const job = await readJob({ clients }, 'demo', token, jobId);
-        return FINISHED.includes(job.status) ? job : undefined;
-      }, timeoutMs, 250);
+      return await eventually(
+        `job ${jobId} finished`,
+        async () => {
+          const job = await readJob({ clients }, 'demo', token, jobId);
+          return FINISHED.includes(job.status) ? job : undefined;
+        },
+        timeoutMs,
+        250,
+      );
     } catch (err) {
       throw new Error(`${String(err)}\n${logsOf('workflows', 'transactional')}`, { cause: err });
     }
   }
 
   async function midJob(jobId: number): Promise<void> {
-    await eventually(`job ${jobId} under way`, async () => {
-      const job = await readJob({ clients }, 'demo', token, jobId);
-      if (FINISHED.includes(job.status)) throw new Error(`job ${jobId} finished before the fault`);
-      return job.progress.processed > 0 ? true : undefined;
-    }, 120_000, 20);
+    await eventually(
+      `job ${jobId} under way`,
+      async () => {
+        const job = await readJob({ clients }, 'demo', token, jobId);
+        if (FINISHED.includes(job.status)) throw new Error(`job ${jobId} finished before the fault`);
+        return job.progress.processed > 0 ? true : undefined;
+      },
+      120_000,
+      20,
+    );
   }
 
   /** Every accepted row stored exactly once with its quantity, and the job's counts equal what is stored. */
-  async function verify(scenario: string, rows: ReturnType<typeof load>, job: any, recoveredAt: number, faultEndedAt: number): Promise<void> {
-    const stored = (await salesRecords(clients, 'demo', { customer_group_names: ['Retail'], sale_type_names: ['History'], sell_date_from: rows.from, sell_date_to: rows.to })).filter((r) =>
-      ITEMS.includes(r.item_name),
-    );
-    table.push({ scenario, sent: rows.rows.length, present: stored.length, status: job.status, recoveryS: `${((recoveredAt - faultEndedAt) / 1000).toFixed(1)} s` });
+  async function verify(
+    scenario: string,
+    rows: ReturnType<typeof load>,
+    job: any,
+    recoveredAt: number,
+    faultEndedAt: number,
+  ): Promise<void> {
+    const stored = (
+      await salesRecords(clients, 'demo', {
+        customer_group_names: ['Retail'],
+        sale_type_names: ['History'],
+        sell_date_from: rows.from,
+        sell_date_to: rows.to,
+      })
+    ).filter((r) => ITEMS.includes(r.item_name));
+    table.push({
+      scenario,
+      sent: rows.rows.length,
+      present: stored.length,
+      status: job.status,
+      recoveryS: `${((recoveredAt - faultEndedAt) / 1000).toFixed(1)} s`,
+    });
     const keys = new Set(stored.map((r) => `${r.item_name}|${r.sell_date}`));
     assert.equal(keys.size, stored.length, 'no key stored twice');
     // Truthful before complete: whatever happened, the job counts what is stored and names every part it lost.
@@ -224,9 +266,18 @@ describe('fault suite: a 20,000-row sync under faults, services as separate proc
   }
 
   /** Posts a load, breaks something mid-job, and checks the outcome. `inject` resolves when the fault has ended. */
-  async function underFault(scenario: string, start: string, inject: (jobId: number) => Promise<void>, continueOnError = true): Promise<void> {
+  async function underFault(
+    scenario: string,
+    start: string,
+    inject: (jobId: number) => Promise<void>,
+    continueOnError = true,
+  ): Promise<void> {
     const rows = load(start, ROWS);
-    const res = await postFile({ baseUrl: gatewayUrl }, '/demo/api/v1/workflows/sync-sales/import', { token, file: rows.csv, fields: { 'options[continue_on_error]': String(continueOnError) } });
+    const res = await postFile({ baseUrl: gatewayUrl }, '/demo/api/v1/workflows/sync-sales/import', {
+      token,
+      file: rows.csv,
+      fields: { 'options[continue_on_error]': String(continueOnError) },
+    });
     assert.equal(res.status, 202, res.text);
     const jobId = res.body.data[0].job_id as number;
     await midJob(jobId);
@@ -238,17 +289,37 @@ describe('fault suite: a 20,000-row sync under faults, services as separate proc
 
   /** The demo's History sales are in (transactional seeds them once reference answers). */
   const demoSeeded = () =>
-    eventually('demo sales seeded', async () => {
-      const page = await clients.transactional.listSales(
-        { after_id: 0, limit: 1, filter: { item_names: [], customer_group_names: [], sale_type_names: ['History'], timing_intervals: [], sell_date_from: '', sell_date_to: '', item_customer_group_ids: [] } },
-        { context: { requestId: 'faults', tenant: 'demo' } },
-      );
-      return page.records.length > 0 ? true : undefined;
-    }, 120_000, 500);
+    eventually(
+      'demo sales seeded',
+      async () => {
+        const page = await clients.transactional.listSales(
+          {
+            after_id: 0,
+            limit: 1,
+            filter: {
+              item_names: [],
+              customer_group_names: [],
+              sale_type_names: ['History'],
+              timing_intervals: [],
+              sell_date_from: '',
+              sell_date_to: '',
+              item_customer_group_ids: [],
+            },
+          },
+          { context: { requestId: 'faults', tenant: 'demo' } },
+        );
+        return page.records.length > 0 ? true : undefined;
+      },
+      120_000,
+      500,
+    );
 
   it('transactional started before reference seeds its demo data once reference answers', async () => {
     assert.equal(await demoSeeded(), true);
-    assert.ok(service('transactional').logs.some((l) => l.includes('demo sales and inventory not seeded yet')), 'the first attempt met reference down');
+    assert.ok(
+      service('transactional').logs.some((l) => l.includes('demo sales and inventory not seeded yet')),
+      'the first attempt met reference down',
+    );
   });
 
   it('transactional SIGKILLed mid-job, restarted 2 s later', () =>
@@ -292,7 +363,9 @@ describe('fault suite: a 20,000-row sync under faults, services as separate proc
   it('compute SIGKILLed during a whole-view supply plan run, restarted 2 s later: every item-location planned once', async () => {
     await demoSeeded();
     const get = async (path: string) => {
-      const res = await fetch(`${gatewayUrl}/demo/api/v1/${path}`, { headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' } });
+      const res = await fetch(`${gatewayUrl}/demo/api/v1/${path}`, {
+        headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' },
+      });
       return { status: res.status, body: (await res.json()) as any };
     };
     const res = await fetch(`${gatewayUrl}/demo/api/v1/supply-plans/generate`, {
@@ -323,7 +396,13 @@ describe('fault suite: a 20,000-row sync under faults, services as separate proc
       next = page.body.meta.pagination.next_cursor;
     } while (next);
     const planned = new Set(rows.map((r) => r.item_location_id)).size;
-    table.push({ scenario: 'SIGKILL compute mid supply plan run (item-locations)', sent: job.progress.total, present: planned, status: job.status, recoveryS: `${((recoveredAt - faultEndedAt) / 1000).toFixed(1)} s` });
+    table.push({
+      scenario: 'SIGKILL compute mid supply plan run (item-locations)',
+      sent: job.progress.total,
+      present: planned,
+      status: job.status,
+      recoveryS: `${((recoveredAt - faultEndedAt) / 1000).toFixed(1)} s`,
+    });
     assert.deepEqual(job.progress, { processed: 108, total: 108 });
     assert.deepEqual(job.result, { created: 108, updated: 0, deleted: 0, unchanged: 0, failed: 0 }, 'each item-location counted once');
     assert.equal(job.status, 'succeeded', JSON.stringify(job));
@@ -357,8 +436,18 @@ describe('fault suite: a 20,000-row sync under faults, services as separate proc
     const stored = await forecasts();
     // 156 series (the demo's dry run says so) x 12 weeks.
     const expected = 156 * 12;
-    table.push({ scenario: 'SIGKILL compute mid forecast run (forecast values)', sent: expected, present: stored.length - already, status: job.status, recoveryS: `${((recoveredAt - faultEndedAt) / 1000).toFixed(1)} s` });
-    assert.equal(new Set(stored.map((r) => `${r.item_name}|${r.customer_group_name}|${r.sell_date}`)).size, stored.length, 'no forecast stored twice');
+    table.push({
+      scenario: 'SIGKILL compute mid forecast run (forecast values)',
+      sent: expected,
+      present: stored.length - already,
+      status: job.status,
+      recoveryS: `${((recoveredAt - faultEndedAt) / 1000).toFixed(1)} s`,
+    });
+    assert.equal(
+      new Set(stored.map((r) => `${r.item_name}|${r.customer_group_name}|${r.sell_date}`)).size,
+      stored.length,
+      'no forecast stored twice',
+    );
     assert.equal(job.status, 'succeeded', JSON.stringify({ ...job, errors: job.errors.slice(0, 3) }));
     assert.deepEqual(job.result, { created: expected, updated: 0, deleted: 0, unchanged: 0, failed: 0 });
     assert.equal(stored.length - already, job.result.created, 'the job counts what is stored');
@@ -377,7 +466,9 @@ describe('fault suite: a 20,000-row sync under faults, services as separate proc
       service('transactional').signal('SIGSTOP');
       try {
         const t0 = Date.now();
-        const res = await fetch(`${gatewayUrl}/demo/api/v1/sales-data?per_page=1`, { headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' } });
+        const res = await fetch(`${gatewayUrl}/demo/api/v1/sales-data?per_page=1`, {
+          headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' },
+        });
         const took = Date.now() - t0;
         const text = await res.text();
         assert.equal(res.status, 504, text);
@@ -388,25 +479,38 @@ describe('fault suite: a 20,000-row sync under faults, services as separate proc
       } finally {
         service('transactional').signal('SIGCONT');
       }
-      const res = await eventually('reads answer again', async () => {
-        const r = await fetch(`${gatewayUrl}/demo/api/v1/sales-data?per_page=1`, { headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' } });
-        return r.status === 200 ? r : undefined;
-      }, 30_000, 250);
+      const res = await eventually(
+        'reads answer again',
+        async () => {
+          const r = await fetch(`${gatewayUrl}/demo/api/v1/sales-data?per_page=1`, {
+            headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' },
+          });
+          return r.status === 200 ? r : undefined;
+        },
+        30_000,
+        250,
+      );
       assert.equal(res.status, 200);
     }));
 
   it('Redis unreachable for 10 s mid-job: credit-costing requests answer 503 with Retry-After, job reads still answer, the job loses nothing', async function () {
     if (!redisRelay) return this.skip();
     const cutter = redisRelay;
-    const get = (path: string) => fetch(`${gatewayUrl}/demo/api/v1${path}`, { headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' } });
+    const get = (path: string) =>
+      fetch(`${gatewayUrl}/demo/api/v1${path}`, { headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' } });
     await underFault('Redis cut for 10 s', '2074-01-01', async (jobId) => {
       await cutter.cut();
       const cutAt = Date.now();
       try {
-        const refused = await eventually('a paid request refused', async () => {
-          const res = await get('/sales-data?per_page=1');
-          return res.status === 503 ? res : undefined;
-        }, 10_000, 100);
+        const refused = await eventually(
+          'a paid request refused',
+          async () => {
+            const res = await get('/sales-data?per_page=1');
+            return res.status === 503 ? res : undefined;
+          },
+          10_000,
+          100,
+        );
         assert.equal(refused.headers.get('retry-after'), '2');
         assert.match(refused.headers.get('content-type') ?? '', /problem\+json/);
         assert.doesNotMatch(await refused.text(), /127\.0\.0\.1|ECONNREFUSED|redis/i, 'no internal detail');
@@ -417,7 +521,12 @@ describe('fault suite: a 20,000-row sync under faults, services as separate proc
       } finally {
         await cutter.start();
       }
-      await eventually('paid requests answer again', async () => ((await get('/sales-data?per_page=1')).status === 200 ? true : undefined), 30_000, 250);
+      await eventually(
+        'paid requests answer again',
+        async () => ((await get('/sales-data?per_page=1')).status === 200 ? true : undefined),
+        30_000,
+        250,
+      );
     });
   });
 
@@ -428,7 +537,12 @@ describe('fault suite: a 20,000-row sync under faults, services as separate proc
     const post = async () => {
       const res = await fetch(`${gatewayUrl}/demo/api/v1/workflows/sync-sales`, {
         method: 'POST',
-        headers: { Authorization: `Bearer ${token}`, Accept: 'application/json', 'Content-Type': 'application/json', 'Idempotency-Key': key },
+        headers: {
+          Authorization: `Bearer ${token}`,
+          Accept: 'application/json',
+          'Content-Type': 'application/json',
+          'Idempotency-Key': key,
+        },
         body,
       });
       const text = await res.text();
@@ -450,7 +564,10 @@ describe('fault suite: a 20,000-row sync under faults, services as separate proc
       headers: { Authorization: `Bearer ${token}`, Accept: 'application/json', 'Content-Type': 'application/json', 'Idempotency-Key': key },
       body: slow,
       duplex: 'half',
-    } as RequestInit).then((r) => r.status, () => null);
+    } as RequestInit).then(
+      (r) => r.status,
+      () => null,
+    );
     await sleep(200);
     await service('gateway').kill();
     assert.equal(await first, null, 'the first attempt got no answer (the gateway died mid-upload)');
@@ -458,12 +575,17 @@ describe('fault suite: a 20,000-row sync under faults, services as separate proc
     await eventually('gateway back', async () => ((await fetch(`${gatewayUrl}/readyz`)).ok ? true : undefined), 60_000, 100);
     const faultEndedAt = Date.now();
     // What a careful client does: retry with the same key; 409 means the first is still being worked on.
-    const retry = await eventually('the retry accepted', async () => {
-      const r = await post();
-      if (r.status === 409) return undefined;
-      assert.equal(r.status, 202, r.text);
-      return r;
-    }, 60_000, 500);
+    const retry = await eventually(
+      'the retry accepted',
+      async () => {
+        const r = await post();
+        if (r.status === 409) return undefined;
+        assert.equal(r.status, 202, r.text);
+        return r;
+      },
+      60_000,
+      500,
+    );
     const job = await waitFinished(retry.body.data[0].job_id as number);
     await verify('SIGKILL gateway while posting, retry with the same key', rows, job, Date.now(), faultEndedAt);
   });
@@ -475,7 +597,12 @@ describe('fault suite: a 20,000-row sync under faults, services as separate proc
     const post = async () => {
       const res = await fetch(`${gatewayUrl}/demo/api/v1/workflows/sync-sales`, {
         method: 'POST',
-        headers: { Authorization: `Bearer ${token}`, Accept: 'application/json', 'Content-Type': 'application/json', 'Idempotency-Key': key },
+        headers: {
+          Authorization: `Bearer ${token}`,
+          Accept: 'application/json',
+          'Content-Type': 'application/json',
+          'Idempotency-Key': key,
+        },
         body: JSON.stringify({ data: rows.rows, options: { continue_on_error: true } }),
       });
       const text = await res.text();

@@ -38,7 +38,10 @@ describe('fuzz: the published API under generated and hostile requests', functio
       console.log(`fuzz: ${t.stats.sent} requests (seed ${SETTINGS.seed}, runs ${SETTINGS.runs})`);
       console.log('excused (known defects):', Object.fromEntries(t.stats.excused));
       console.log('withheld (known defects):', Object.fromEntries(t.stats.withheld));
-      console.log('slowest:', t.stats.slowest.map((s) => `${Math.round(s.ms)} ms #${s.at} ${s.line}`));
+      console.log(
+        'slowest:',
+        t.stats.slowest.map((s) => `${Math.round(s.ms)} ms #${s.at} ${s.line}`),
+      );
       console.log('statuses:', Object.fromEntries([...t.stats.statuses].sort()));
     }
     await t?.sys.stop();
@@ -46,7 +49,8 @@ describe('fuzz: the published API under generated and hostile requests', functio
 
   it('derives an operation for every path and method of the document', () => {
     assert.ok(ops.length >= 58, `only ${ops.length} operations`);
-    for (const op of ops.filter((o) => !o.page)) assert.ok(op.params.some((p) => p.name === 'tenant') || !op.template.includes('{tenant}'), op.id);
+    for (const op of ops.filter((o) => !o.page))
+      assert.ok(op.params.some((p) => p.name === 'tenant') || !op.template.includes('{tenant}'), op.id);
     const bodyless = ops.filter((o) => o.method === 'POST' && !o.body && !o.page).map((o) => o.id);
     assert.deepEqual(bodyless, [], 'POST operations without a body schema (document or supplement)');
   });
@@ -66,7 +70,8 @@ describe('fuzz: the published API under generated and hostile requests', functio
         else {
           assert.deepEqual(op.body!.rows, doc.components.schemas[ROWS[id].schema], id);
           const rest = types[0] === 'multipart/form-data' ? ['file'] : ['payload'];
-          for (const name of Object.keys(documented.properties).filter((n) => !rest.includes(n))) assert.deepEqual(op.body!.schema.properties[name], documented.properties[name], `${id} ${name}`);
+          for (const name of Object.keys(documented.properties).filter((n) => !rest.includes(n)))
+            assert.deepEqual(op.body!.schema.properties[name], documented.properties[name], `${id} ${name}`);
         }
         checked++;
       }
@@ -91,7 +96,12 @@ describe('fuzz: the published API under generated and hostile requests', functio
       assert.ok(op, `no operation ${example.operation}`);
       const headers = { Accept: 'application/json', Authorization: `Bearer ${t.planner}`, ...example.headers };
       try {
-        await exerciseRequest(t, op, { operation: op.id, kind: `example ${i}`, method: example.method, path: example.path, headers, body: example.body }, 'demo planner *');
+        await exerciseRequest(
+          t,
+          op,
+          { operation: op.id, kind: `example ${i}`, method: example.method, path: example.path, headers, body: example.body },
+          'demo planner *',
+        );
       } catch (err) {
         failures.push((err as Error).message);
       }

@@ -41,7 +41,12 @@ export function withheldBy(op: Operation, req: FuzzRequest): KnownDefect | undef
 }
 
 /** Splits violations into those a known defect excuses (with its id) and the rest. */
-export function triage(op: Operation, req: FuzzRequest, res: FuzzResponse, violations: string[]): { failures: string[]; excusedBy: string[] } {
+export function triage(
+  op: Operation,
+  req: FuzzRequest,
+  res: FuzzResponse,
+  violations: string[],
+): { failures: string[]; excusedBy: string[] } {
   const failures: string[] = [];
   const excusedBy: string[] = [];
   for (const v of violations) {

@@ -96,7 +96,10 @@ export const VALID_BODY_OVERRIDES: Record<string, JsonSchema> = {
       {
         type: 'object',
         required: ['mode', 'item_location_id'],
-        properties: { mode: { type: 'string', enum: ['standard', 'auto', 'partner'] }, item_location_id: { type: 'integer', minimum: 1, maximum: 120 } },
+        properties: {
+          mode: { type: 'string', enum: ['standard', 'auto', 'partner'] },
+          item_location_id: { type: 'integer', minimum: 1, maximum: 120 },
+        },
       },
       {
         type: 'object',

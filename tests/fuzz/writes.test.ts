@@ -60,21 +60,23 @@ describe('fuzz: refused reference writes change nothing', function () {
     const patchSchema = patch.body!.schema;
     const bad = fc.oneof(
       validArb(element).chain((v) => mutateArb(v, element)),
-      fc.tuple(validArb(element), fc.constantFrom(...PROTO_KEYS)).map(([v, key]) => new JsonObject([...Object.entries(v as object), [key, { polluted: true }]])),
+      fc
+        .tuple(validArb(element), fc.constantFrom(...PROTO_KEYS))
+        .map(([v, key]) => new JsonObject([...Object.entries(v as object), [key, { polluted: true }]])),
     );
-    const batch = fc
-      .tuple(fc.array(validArb(element), { minLength: 1, maxLength: 3 }), bad, fc.nat())
-      .map(([good, wrong, at]): Write => {
-        const rows: unknown[] = [...good];
-        rows.splice(at % (good.length + 1), 0, wrong);
-        return { method: 'POST', path: `/demo/api/v1/${resource}`, body: toJson(rows) };
-      });
+    const batch = fc.tuple(fc.array(validArb(element), { minLength: 1, maxLength: 3 }), bad, fc.nat()).map(([good, wrong, at]): Write => {
+      const rows: unknown[] = [...good];
+      rows.splice(at % (good.length + 1), 0, wrong);
+      return { method: 'POST', path: `/demo/api/v1/${resource}`, body: toJson(rows) };
+    });
     const change = fc
       .tuple(
         fc.integer({ min: 1, max: 12 }),
         fc.oneof(
           validArb(patchSchema).chain((v) => mutateArb(v, patchSchema)),
-          fc.tuple(validArb(patchSchema), fc.constantFrom(...PROTO_KEYS)).map(([v, key]) => new JsonObject([...Object.entries(v as object), [key, 1]])),
+          fc
+            .tuple(validArb(patchSchema), fc.constantFrom(...PROTO_KEYS))
+            .map(([v, key]) => new JsonObject([...Object.entries(v as object), [key, 1]])),
         ),
       )
       .map(([id, value]): Write => ({ method: 'PATCH', path: `/demo/api/v1/${resource}/${id}`, body: toJson(value) }));
@@ -86,9 +88,18 @@ describe('fuzz: refused reference writes change nothing', function () {
       const statuses: number[] = [];
       const details = await fc.check(
         fc.asyncProperty(writeArb(resource), async (w) => {
-          const op = ops.find((o) => o.id === (w.method === 'POST' ? `POST /{tenant}/api/v1/${resource}` : `PATCH /{tenant}/api/v1/${resource}/{id}`))!;
+          const op = ops.find(
+            (o) => o.id === (w.method === 'POST' ? `POST /{tenant}/api/v1/${resource}` : `PATCH /{tenant}/api/v1/${resource}/{id}`),
+          )!;
           const before = await snapshot(resource);
-          const req = { operation: op.id, kind: 'refused-write', method: w.method, path: w.path, headers: { Accept: 'application/json', Authorization: `Bearer ${t.planner}`, 'Content-Type': 'application/json' }, body: w.body };
+          const req = {
+            operation: op.id,
+            kind: 'refused-write',
+            method: w.method,
+            path: w.path,
+            headers: { Accept: 'application/json', Authorization: `Bearer ${t.planner}`, 'Content-Type': 'application/json' },
+            body: w.body,
+          };
           // The answer's shape is checked as everywhere (known defects aside); a 5xx must not half-write either.
           let status: number;
           try {
@@ -100,14 +111,20 @@ describe('fuzz: refused reference writes change nothing', function () {
           }
           statuses.push(status);
           if (status >= 400) {
-            assert.equal(await snapshot(resource), before, `${w.method} ${w.path} answered ${status} but changed ${resource}\nbody: ${w.body.slice(0, 400)}`);
+            assert.equal(
+              await snapshot(resource),
+              before,
+              `${w.method} ${w.path} answered ${status} but changed ${resource}\nbody: ${w.body.slice(0, 400)}`,
+            );
           }
         }),
         { seed: seedFor(`writes ${resource}`), numRuns: SETTINGS.runs, endOnFailure: !SETTINGS.shrink },
       );
       if (details.failed) {
         const error = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
-        assert.fail(`failed after ${details.numRuns} runs (fast-check seed ${details.seed}, path ${details.counterexamplePath}; FUZZ_SEED=${SETTINGS.seed})\n${error}`);
+        assert.fail(
+          `failed after ${details.numRuns} runs (fast-check seed ${details.seed}, path ${details.counterexamplePath}; FUZZ_SEED=${SETTINGS.seed})\n${error}`,
+        );
       }
       // Otherwise the property held vacuously.
       assert.ok(statuses.filter((s) => s >= 400).length >= statuses.length / 2, `too few writes refused: ${statuses.join(' ')}`);

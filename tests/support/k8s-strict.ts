@@ -21,13 +21,22 @@ export function strictTypeErrors(docs: K8sObject[], repoRoot = process.cwd()): s
   try {
     symlinkSync(join(repoRoot, 'node_modules'), join(dir, 'node_modules'), 'dir');
     const lines = docs.map(
-      (d, i) => `// ${d.kind} ${d.metadata.name}\nexport const o${i}: import('${typesModule(d.apiVersion)}').I${d.kind} = ${JSON.stringify(d, null, 1)};`,
+      (d, i) =>
+        `// ${d.kind} ${d.metadata.name}\nexport const o${i}: import('${typesModule(d.apiVersion)}').I${d.kind} = ${JSON.stringify(d, null, 1)};`,
     );
     writeFileSync(join(dir, 'objects.ts'), `${lines.join('\n')}\n`);
     writeFileSync(
       join(dir, 'tsconfig.json'),
       JSON.stringify({
-        compilerOptions: { strict: true, noEmit: true, module: 'ESNext', moduleResolution: 'Bundler', target: 'ES2022', skipLibCheck: true, types: [] },
+        compilerOptions: {
+          strict: true,
+          noEmit: true,
+          module: 'ESNext',
+          moduleResolution: 'Bundler',
+          target: 'ES2022',
+          skipLibCheck: true,
+          types: [],
+        },
         files: ['objects.ts'],
       }),
     );

@@ -17,7 +17,10 @@ const originalRequest = http.request;
 const originalGet = http.get;
 let validator: OpenApiValidator | undefined;
 /** Shared through globalThis: a test that imports this module may get a second instance of it. */
-const state = ((globalThis as { __openApiHooks?: { violations: string[]; checked: number } }).__openApiHooks ??= { violations: [], checked: 0 });
+const state = ((globalThis as { __openApiHooks?: { violations: string[]; checked: number } }).__openApiHooks ??= {
+  violations: [],
+  checked: 0,
+});
 const violations = state.violations;
 
 export class OpenApiViolation extends Error {}

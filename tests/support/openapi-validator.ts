@@ -45,10 +45,19 @@ export class OpenApiValidator {
     this.ajv.addSchema(doc, DOC_ID);
     for (const [template, item] of Object.entries(doc.paths as Record<string, Json>)) {
       const segments = template.split('/').filter(Boolean);
-      const regex = new RegExp(`^/${segments.map((s) => (s.startsWith('{') ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/')}$`);
+      const regex = new RegExp(
+        `^/${segments.map((s) => (s.startsWith('{') ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/')}$`,
+      );
       for (const method of METHODS) {
         if (item[method]) {
-          this.operations.push({ template, method, regex, literals: segments.filter((s) => !s.startsWith('{')).length, op: item[method], path: pointer('paths', template, method) });
+          this.operations.push({
+            template,
+            method,
+            regex,
+            literals: segments.filter((s) => !s.startsWith('{')).length,
+            op: item[method],
+            path: pointer('paths', template, method),
+          });
         }
       }
     }
@@ -84,7 +93,9 @@ export class OpenApiValidator {
     if (request.method.toUpperCase() === 'OPTIONS') return { operation: null, problems };
     if ((answer.headers.get('via') ?? '').includes(PASSTHROUGH_VIA)) return { operation: null, problems };
     const operation = this.match(request.method, pathname);
-    const label = operation ? `${operation.method.toUpperCase()} ${operation.template} (${operation.op.operationId})` : `${request.method} ${pathname}`;
+    const label = operation
+      ? `${operation.method.toUpperCase()} ${operation.template} (${operation.op.operationId})`
+      : `${request.method} ${pathname}`;
     if (!operation) {
       // Unknown API paths and methods answer the not-found or method-not-allowed problem.
       if (!/^\/[^/]+\/api\//.test(pathname)) return { operation: null, problems };
@@ -121,7 +132,8 @@ export class OpenApiValidator {
       problems.push(`${label} ${answer.status}: content type ${type || '(none)'} is not documented (${Object.keys(content).join(', ')})`);
       return { operation: operation.op.operationId, problems };
     }
-    if (type.endsWith('json')) this.checkBody(`${base}/${pointer('content', type, 'schema')}`, answer, problems, `${label} ${answer.status}`);
+    if (type.endsWith('json'))
+      this.checkBody(`${base}/${pointer('content', type, 'schema')}`, answer, problems, `${label} ${answer.status}`);
     return { operation: operation.op.operationId, problems };
   }
 
@@ -135,7 +147,12 @@ export class OpenApiValidator {
     }
     const fn = this.validator(schemaRef);
     if (!fn(body)) {
-      const errors = (fn.errors ?? []).slice(0, 5).map((e) => `${e.instancePath || '/'} ${e.message}${e.params && 'additionalProperty' in e.params ? ` (${e.params.additionalProperty})` : ''}`);
+      const errors = (fn.errors ?? [])
+        .slice(0, 5)
+        .map(
+          (e) =>
+            `${e.instancePath || '/'} ${e.message}${e.params && 'additionalProperty' in e.params ? ` (${e.params.additionalProperty})` : ''}`,
+        );
       problems.push(`${label}: body does not match the schema: ${errors.join('; ')}`);
     }
   }

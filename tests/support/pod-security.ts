@@ -7,11 +7,27 @@ export interface K8sObject {
 }
 
 /** Volume types the "restricted" profile allows (Pod Security Standards, v1.30). */
-const RESTRICTED_VOLUMES = new Set(['configMap', 'csi', 'downwardAPI', 'emptyDir', 'ephemeral', 'persistentVolumeClaim', 'projected', 'secret']);
+const RESTRICTED_VOLUMES = new Set([
+  'configMap',
+  'csi',
+  'downwardAPI',
+  'emptyDir',
+  'ephemeral',
+  'persistentVolumeClaim',
+  'projected',
+  'secret',
+]);
 const SAFE_SYSCTLS = new Set([
-  'kernel.shm_rmid_forced', 'net.ipv4.ip_local_port_range', 'net.ipv4.ip_unprivileged_port_start', 'net.ipv4.tcp_syncookies',
-  'net.ipv4.ping_group_range', 'net.ipv4.ip_local_reserved_ports', 'net.ipv4.tcp_keepalive_time', 'net.ipv4.tcp_fin_timeout',
-  'net.ipv4.tcp_keepalive_intvl', 'net.ipv4.tcp_keepalive_probes',
+  'kernel.shm_rmid_forced',
+  'net.ipv4.ip_local_port_range',
+  'net.ipv4.ip_unprivileged_port_start',
+  'net.ipv4.tcp_syncookies',
+  'net.ipv4.ping_group_range',
+  'net.ipv4.ip_local_reserved_ports',
+  'net.ipv4.tcp_keepalive_time',
+  'net.ipv4.tcp_fin_timeout',
+  'net.ipv4.tcp_keepalive_intvl',
+  'net.ipv4.tcp_keepalive_probes',
 ]);
 const SELINUX_TYPES = new Set(['', 'container_t', 'container_init_t', 'container_kvm_t', 'container_engine_t']);
 
@@ -38,7 +54,8 @@ export function restrictedViolations(workload: K8sObject): string[] {
   if (psc.runAsNonRoot === false) out.push('runAsNonRoot: false on the pod');
   if (psc.seccompProfile?.type === 'Unconfined') out.push('seccompProfile: Unconfined on the pod');
   if (psc.seLinuxOptions && !seLinuxAllowed(psc.seLinuxOptions)) out.push('seLinuxOptions: not allowed on the pod');
-  if (psc.appArmorProfile && !['RuntimeDefault', 'Localhost'].includes(psc.appArmorProfile.type)) out.push('appArmorProfile: not allowed on the pod');
+  if (psc.appArmorProfile && !['RuntimeDefault', 'Localhost'].includes(psc.appArmorProfile.type))
+    out.push('appArmorProfile: not allowed on the pod');
 
   for (const c of containers) {
     const sc = c.securityContext ?? {};

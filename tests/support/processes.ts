@@ -61,7 +61,10 @@ export function startNode(args: string[], env: Record<string, string>, cwd = REP
 export async function waitFor(url: string, timeoutMs: number): Promise<void> {
   const t0 = Date.now();
   while (Date.now() - t0 < timeoutMs) {
-    const ok = await fetch(url).then((r) => r.ok, () => false);
+    const ok = await fetch(url).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -74,7 +77,11 @@ interface Answer {
   body: string;
 }
 
-function send(url: string, opts: { method?: string; agent?: Agent; headers?: Record<string, string> }, write?: (req: import('node:http').ClientRequest) => void): Promise<Answer> {
+function send(
+  url: string,
+  opts: { method?: string; agent?: Agent; headers?: Record<string, string> },
+  write?: (req: import('node:http').ClientRequest) => void,
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method: opts.method ?? 'GET', agent: opts.agent, headers: opts.headers }, (res) => {
       const chunks: Buffer[] = [];
@@ -92,7 +99,8 @@ function send(url: string, opts: { method?: string; agent?: Agent; headers?: Rec
 export function salesCsvRows(start: string, rows: number, quantity: number): string {
   const t0 = Date.parse(`${start}T00:00:00Z`);
   const lines = ['sale_type_name,item_name,customer_group_name,sell_date,timing_interval,quantity,uom'];
-  for (let i = 0; i < rows; i++) lines.push(`History,SKU-0001,Retail,${new Date(t0 + i * 86_400_000).toISOString().slice(0, 10)},day,${quantity},ea`);
+  for (let i = 0; i < rows; i++)
+    lines.push(`History,SKU-0001,Retail,${new Date(t0 + i * 86_400_000).toISOString().slice(0, 10)},day,${quantity},ea`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -161,7 +169,15 @@ export async function drainScenario(opts: {
     let finish!: () => void;
     const upload = send(
       `${opts.baseUrl}/demo/api/v1/workflows/sync-sales/import`,
-      { method: 'POST', agent, headers: { Authorization: `Bearer ${opts.token}`, Accept: 'application/json', 'Content-Type': `multipart/form-data; boundary=${boundary}` } },
+      {
+        method: 'POST',
+        agent,
+        headers: {
+          Authorization: `Bearer ${opts.token}`,
+          Accept: 'application/json',
+          'Content-Type': `multipart/form-data; boundary=${boundary}`,
+        },
+      },
       (req) => {
         req.write(head + opts.csv.slice(0, half));
         finish = () => req.end(opts.csv.slice(half) + tail);

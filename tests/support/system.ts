@@ -46,7 +46,14 @@ export async function startSystem(opts: { env?: Record<string, string>; dataDir?
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'supply-e2e-'));
   const base = await freePortRange(6);
   const config = loadConfig(
-    { target: 'all', PORT: base + 5, GRPC_BASE_PORT: base, DATA_DIR: dataDir, SEED_DEMO: opts.env?.SEED_DEMO ?? '1', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent' },
+    {
+      target: 'all',
+      PORT: base + 5,
+      GRPC_BASE_PORT: base,
+      DATA_DIR: dataDir,
+      SEED_DEMO: opts.env?.SEED_DEMO ?? '1',
+      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    },
     // No metrics port unless a test asks: parallel test processes would contend for the default.
     { METRICS_PORT: '0', ...opts.env },
   );

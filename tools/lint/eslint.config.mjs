@@ -28,13 +28,56 @@ function mayImport(allowed, why) {
 
 export default tseslint.config(
   {
-    ignores: ['**/node_modules/**', '**/dist/**', 'build/**', 'services/contracts/src/gen/**', 'clients/typescript/src/schema.ts', 'tools/**'],
+    ignores: [
+      '**/node_modules/**',
+      '**/dist/**',
+      'build/**',
+      'services/contracts/src/gen/**',
+      'clients/typescript/src/schema.ts',
+      'tools/**',
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts', '**/*.mjs', '**/*.cjs'],
-    languageOptions: { ecmaVersion: 2023, sourceType: 'module', globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', setImmediate: 'readonly', structuredClone: 'readonly', fetch: 'readonly', AbortController: 'readonly', AbortSignal: 'readonly', TextEncoder: 'readonly', TextDecoder: 'readonly', performance: 'readonly', queueMicrotask: 'readonly', Response: 'readonly', Request: 'readonly', Headers: 'readonly', FormData: 'readonly', Blob: 'readonly', File: 'readonly', document: 'readonly', window: 'readonly', describe: 'readonly', it: 'readonly', before: 'readonly', after: 'readonly', beforeEach: 'readonly', afterEach: 'readonly' } },
+    languageOptions: {
+      ecmaVersion: 2023,
+      sourceType: 'module',
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        Buffer: 'readonly',
+        URL: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
+        setImmediate: 'readonly',
+        structuredClone: 'readonly',
+        fetch: 'readonly',
+        AbortController: 'readonly',
+        AbortSignal: 'readonly',
+        TextEncoder: 'readonly',
+        TextDecoder: 'readonly',
+        performance: 'readonly',
+        queueMicrotask: 'readonly',
+        Response: 'readonly',
+        Request: 'readonly',
+        Headers: 'readonly',
+        FormData: 'readonly',
+        Blob: 'readonly',
+        File: 'readonly',
+        document: 'readonly',
+        window: 'readonly',
+        describe: 'readonly',
+        it: 'readonly',
+        before: 'readonly',
+        after: 'readonly',
+        beforeEach: 'readonly',
+        afterEach: 'readonly',
+      },
+    },
     rules: {
       // TypeScript checks these itself, with the project's settings (noUnusedLocals).
       'no-undef': 'off',
@@ -44,19 +87,40 @@ export default tseslint.config(
   {
     // Pages' scripts run in the browser; uPlot is the chart library the explorer page loads before them.
     files: ['gateway/src/web/assets/**/*.js'],
-    languageOptions: { sourceType: 'script', globals: { document: 'readonly', window: 'readonly', navigator: 'readonly', uPlot: 'readonly', location: 'readonly', fetch: 'readonly' } },
+    languageOptions: {
+      sourceType: 'script',
+      globals: {
+        document: 'readonly',
+        window: 'readonly',
+        navigator: 'readonly',
+        uPlot: 'readonly',
+        location: 'readonly',
+        fetch: 'readonly',
+      },
+    },
     rules: { 'no-undef': 'error' },
   },
-  { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable' } }, rules: { '@typescript-eslint/no-require-imports': 'off' } },
+  {
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
   // Tests read untyped JSON answers; `any` there is the honest type.
   { files: ['**/*.test.ts', 'tests/**/*.ts'], rules: { '@typescript-eslint/no-explicit-any': 'off' } },
   // Who may import whom (docs/architecture.md). Tests may use any package's entry.
   { files: ['services/contracts/src/**/*.ts'], ignores: ['**/*.test.ts'], rules: mayImport([], 'The contracts import libraries only.') },
-  { files: ['services/kit/src/**/*.ts'], ignores: ['**/*.test.ts'], rules: mayImport(['contracts'], 'The kit imports the contracts and libraries only.') },
+  {
+    files: ['services/kit/src/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: mayImport(['contracts'], 'The kit imports the contracts and libraries only.'),
+  },
   ...SERVICES.map((service) => ({
     files: [`services/${service}/src/**/*.ts`],
     ignores: ['**/*.test.ts'],
-    rules: mayImport(['kit', 'contracts'], 'A service imports the kit, the contracts and itself: reach another service over gRPC or the bus.'),
+    rules: mayImport(
+      ['kit', 'contracts'],
+      'A service imports the kit, the contracts and itself: reach another service over gRPC or the bus.',
+    ),
   })),
   {
     files: ['services/compute/src/engines/**/*.ts'],
@@ -73,7 +137,11 @@ export default tseslint.config(
       ],
     },
   },
-  { files: ['gateway/src/**/*.ts'], ignores: ['**/*.test.ts'], rules: mayImport(['kit', 'contracts'], 'The gateway imports the kit and the contracts: it reaches services over gRPC.') },
+  {
+    files: ['gateway/src/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: mayImport(['kit', 'contracts'], 'The gateway imports the kit and the contracts: it reaches services over gRPC.'),
+  },
   { files: ['gateway/scripts/**/*.ts'], rules: mayImport(['gateway'], "The gateway's scripts use the gateway's entry.") },
   {
     files: ['services/runner/src/**/*.ts'],

@@ -24,7 +24,10 @@ const read = route({ kind: 'token', scope: 'public_api.read', module: 'master_da
 const write = route({ kind: 'token', scope: 'public_api.write', module: 'master_data', level: 'planner', cost: 'write' });
 
 function request(authorization: string | undefined, tenant = 'demo'): Request {
-  return { params: { tenant }, get: (h: string) => (h.toLowerCase() === 'authorization' ? authorization : undefined) } as unknown as Request;
+  return {
+    params: { tenant },
+    get: (h: string) => (h.toLowerCase() === 'authorization' ? authorization : undefined),
+  } as unknown as Request;
 }
 
 /** What the guard decided: `pass`, or the error code and problem slug it threw. */

@@ -15,7 +15,11 @@ const DETAIL_OF: Partial<Record<ProblemSlug, string>> = {
 
 /** The request path from the raw bytes Node could not parse, when the request line is there. */
 function pathOf(raw: Buffer | undefined): string {
-  const line = raw?.subarray(0, 16 * 1024).toString('latin1').split('\r\n', 1)[0] ?? '';
+  const line =
+    raw
+      ?.subarray(0, 16 * 1024)
+      .toString('latin1')
+      .split('\r\n', 1)[0] ?? '';
   const target = /^[A-Z]+ (\/\S*) HTTP\/\d\.\d$/.exec(line)?.[1] ?? '';
   return target.split('?')[0]!;
 }

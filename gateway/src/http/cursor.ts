@@ -50,8 +50,7 @@ export function cursorCodec(secret: string | undefined): CursorCodec {
     if (!secret || secret.length < 32) throw new AppError('internal', 'No cursor secret is configured.');
     return secret;
   };
-  const mac = (binding: string, payload: string) =>
-    createHmac('sha256', key()).update(`${VERSION}\n${binding}\n${payload}`).digest();
+  const mac = (binding: string, payload: string) => createHmac('sha256', key()).update(`${VERSION}\n${binding}\n${payload}`).digest();
   const invalid = () => new ValidationError({ cursor: [INVALID] });
 
   return {

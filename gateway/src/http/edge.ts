@@ -7,7 +7,16 @@
 import type { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { NextFunction, Request, Response } from 'express';
-import { addFieldError, type AppError, fieldErrors, MAX_JSON_DEPTH, MAX_TENANT_LENGTH, scanJson, TENANT_SLUG, ValidationError } from '@supply/kit';
+import {
+  addFieldError,
+  type AppError,
+  fieldErrors,
+  MAX_JSON_DEPTH,
+  MAX_TENANT_LENGTH,
+  scanJson,
+  TENANT_SLUG,
+  ValidationError,
+} from '@supply/kit';
 import { problem, unsupportedEncoding } from './errors';
 import type { RouteDef } from './routes';
 
@@ -35,7 +44,10 @@ export function possibleTenant(req: Request, _res: Response, next: NextFunction)
   const segment = decodeURIComponent(raw);
   if (segment.length > MAX_TENANT_LENGTH || !TENANT_SLUG.test(segment)) {
     return next(
-      problem('not-found', `No tenant by that name: a tenant is 1 to ${MAX_TENANT_LENGTH} lowercase letters, digits and dashes, not starting with a dash.`),
+      problem(
+        'not-found',
+        `No tenant by that name: a tenant is 1 to ${MAX_TENANT_LENGTH} lowercase letters, digits and dashes, not starting with a dash.`,
+      ),
     );
   }
   next();
@@ -105,7 +117,10 @@ export function assertBodyType(accepts: Accepts, req: Request): void {
   if (types.length === 0) return;
   const sent = req.get('Content-Type');
   if (hasBodyBytes(req) ? req.is(types) : sent === undefined || types.includes(sent.split(';')[0]!.trim().toLowerCase())) return;
-  throw problem('unsupported-media-type', `This endpoint reads ${types.join(' or ')}; the request body is ${sent ? sent.split(';')[0]!.trim() : 'of no declared Content-Type'}.`);
+  throw problem(
+    'unsupported-media-type',
+    `This endpoint reads ${types.join(' or ')}; the request body is ${sent ? sent.split(';')[0]!.trim() : 'of no declared Content-Type'}.`,
+  );
 }
 
 /**
@@ -221,5 +236,8 @@ export function decodedBody(req: Request): Readable {
 
 /** The 400 for a body that is not what its Content-Encoding says, as on the JSON routes. */
 export function notSoEncoded(req: Request): AppError {
-  return problem('bad-request', `The request body is not valid ${(req.get('Content-Encoding') ?? '').trim().toLowerCase()} data, as its Content-Encoding says it is.`);
+  return problem(
+    'bad-request',
+    `The request body is not valid ${(req.get('Content-Encoding') ?? '').trim().toLowerCase()} data, as its Content-Encoding says it is.`,
+  );
 }

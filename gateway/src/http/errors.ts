@@ -5,27 +5,41 @@ import type { Dialect } from './routes';
 
 /** An AppError that names the problem page an HTTP client should see. */
 export function problem(slug: ProblemSlug, detail: string, extra: { headers?: Record<string, string> } = {}): AppError {
-  const code = slug === 'unauthenticated' ? 'unauthenticated' : slug === 'validation-failed' ? 'invalid_argument' : PROBLEMS[slug].status === 403 ? 'permission_denied' : 'internal';
+  const code =
+    slug === 'unauthenticated'
+      ? 'unauthenticated'
+      : slug === 'validation-failed'
+        ? 'invalid_argument'
+        : PROBLEMS[slug].status === 403
+          ? 'permission_denied'
+          : 'internal';
   return new AppError(code, detail, { problem: slug, ...extra });
 }
 
 /** 415 for a Content-Encoding this API does not undo, on every body-reading route. */
 export function unsupportedEncoding(encoding: string): AppError {
-  return problem('unsupported-media-type', `The request body's Content-Encoding ${encoding.slice(0, 100)} is not one this API reads (gzip, deflate, br or identity).`);
+  return problem(
+    'unsupported-media-type',
+    `The request body's Content-Encoding ${encoding.slice(0, 100)} is not one this API reads (gzip, deflate, br or identity).`,
+  );
 }
 
 /** Express and body-parser failures, and anything unexpected, as AppErrors. */
 export function normalize(err: unknown, req: Request): AppError {
   if (isAppError(err)) return err;
   // The router decoding a path parameter such as `/items/%ff`.
-  if (err instanceof URIError) return problem('bad-request', 'The request path holds a malformed percent-escape (each % must start a UTF-8 byte like %2F).');
+  if (err instanceof URIError)
+    return problem('bad-request', 'The request path holds a malformed percent-escape (each % must start a UTF-8 byte like %2F).');
   const e = err as { type?: string; status?: number; message?: string; field?: string };
   if (e?.type === 'form.proto.key') return new ValidationError({ [String(e.field)]: [`The ${e.field} field is prohibited.`] });
   // edge.ts verifyJsonDepth, before JSON.parse: its message is the detail naming the limit.
   if (e?.type === 'json.too.deep') return problem('bad-request', String(e.message));
   if (e?.type === 'entity.too.large') return problem('payload-too-large', 'The request body is larger than this endpoint accepts.');
   if (e?.type === 'entity.parse.failed') {
-    return problem('bad-request', req.is('application/json') ? 'The request body is not valid JSON.' : 'The request body cannot be parsed as its Content-Type.');
+    return problem(
+      'bad-request',
+      req.is('application/json') ? 'The request body is not valid JSON.' : 'The request body cannot be parsed as its Content-Type.',
+    );
   }
   if (e?.type === 'encoding.unsupported') return unsupportedEncoding(req.get('Content-Encoding') ?? '');
   if (e?.type === 'charset.unsupported') return problem('unsupported-media-type', String(e.message));
@@ -61,7 +75,12 @@ export function errorHandler(logger: Logger) {
     const dialect: Dialect = res.locals.dialect ?? 'current';
     const requestId: string = res.locals.requestId ?? '';
     // The access log and the rejection metrics read the problem the client is answered with.
-    res.locals.refusal = appError.code === 'unauthenticated' ? 'unauthenticated' : appError.code === 'invalid_argument' && appError.details.fields ? 'validation-failed' : ((appError.details.problem as ProblemSlug | undefined) ?? PROBLEM_OF_CODE[appError.code]);
+    res.locals.refusal =
+      appError.code === 'unauthenticated'
+        ? 'unauthenticated'
+        : appError.code === 'invalid_argument' && appError.details.fields
+          ? 'validation-failed'
+          : ((appError.details.problem as ProblemSlug | undefined) ?? PROBLEM_OF_CODE[appError.code]);
     const headers = (appError.details.headers as Record<string, string> | undefined) ?? {};
     for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
     if (appError.code === 'internal' && !appError.details.problem) {
@@ -96,8 +115,10 @@ export function errorHandler(logger: Logger) {
 
     const slug = (appError.details.problem as ProblemSlug | undefined) ?? PROBLEM_OF_CODE[appError.code];
     const { status, title } = PROBLEMS[slug];
-    const detail = appError.code === 'internal' && !appError.details.problem ? 'The server could not complete the request.' : appError.message;
-    if ((status === 503 || status === 504) && !res.getHeader('Retry-After')) res.setHeader('Retry-After', String(DEFAULT_RETRY_AFTER_SECONDS));
+    const detail =
+      appError.code === 'internal' && !appError.details.problem ? 'The server could not complete the request.' : appError.message;
+    if ((status === 503 || status === 504) && !res.getHeader('Retry-After'))
+      res.setHeader('Retry-After', String(DEFAULT_RETRY_AFTER_SECONDS));
     res
       .status(status)
       .type('application/problem+json')

@@ -52,8 +52,7 @@ export type IdempotencyRpcs = Pick<Clients['workflows'], 'claimIdempotencyKey' |
 
 /** What the claim decided for a request that sent a key. */
 export type Keyed =
-  | { kind: 'replay'; answer: pb.IdempotentAnswer }
-  | { kind: 'claimed'; key: string; claimId: string; route: RouteDef; call: CallOverrides };
+  { kind: 'replay'; answer: pb.IdempotentAnswer } | { kind: 'claimed'; key: string; claimId: string; route: RouteDef; call: CallOverrides };
 
 /** JSON with object keys sorted, so the same body sent in another key order fingerprints alike. */
 export function canonicalJson(value: unknown): string {
@@ -122,11 +121,14 @@ export class GatewayIdempotency {
     const kept = typeof mode === 'object' ? mode.stored(body) : body;
     const keptHeaders = Object.fromEntries(Object.entries(headers).filter(([name]) => !OWN_HEADERS.has(name.toLowerCase())));
     try {
-      await this.rpcs.completeIdempotencyKey({
-        key: keyed.key,
-        claim_id: keyed.claimId,
-        answer: { status, headers_json: JSON.stringify(keptHeaders), body_json: JSON.stringify(kept) },
-      }, keyed.call);
+      await this.rpcs.completeIdempotencyKey(
+        {
+          key: keyed.key,
+          claim_id: keyed.claimId,
+          answer: { status, headers_json: JSON.stringify(keptHeaders), body_json: JSON.stringify(kept) },
+        },
+        keyed.call,
+      );
     } catch (err) {
       // The key stays claimed until it counts as abandoned: a retry meanwhile is a 409, never a second run.
       this.logger.warn({ err, key: keyed.key }, 'could not keep an idempotent answer');

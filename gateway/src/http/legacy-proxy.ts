@@ -5,7 +5,17 @@ import type { Logger } from '@supply/kit';
 import { errorHandler, problem } from './errors';
 
 /** RFC 9110 hop-by-hop fields: they describe one connection, never the next. */
-const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade'];
+const HOP_BY_HOP = [
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+];
 /** Marks answers that came from the previous deployment (RFC 9110 Via). */
 export const PASSTHROUGH_VIA = '1.1 supply-gateway';
 

@@ -6,7 +6,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { httpServerSpan, runWithContext, secondsSince, type Logger, type Metrics, type RejectionReason, type RequestContext } from '@supply/kit';
+import {
+  httpServerSpan,
+  runWithContext,
+  secondsSince,
+  type Logger,
+  type Metrics,
+  type RejectionReason,
+  type RequestContext,
+} from '@supply/kit';
 import type { ProblemSlug } from './problems';
 import type { RouteDef } from './routes';
 
@@ -61,7 +69,8 @@ export function observeRequests(opts: { logger: Logger; metrics?: Metrics }): Re
     const write = res.write.bind(res) as (...args: unknown[]) => boolean;
     const end = res.end.bind(res) as (...args: unknown[]) => Response;
     const count = (chunk: unknown, encoding: unknown) => {
-      if (typeof chunk === 'string') bytes += Buffer.byteLength(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
+      if (typeof chunk === 'string')
+        bytes += Buffer.byteLength(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
       else if (chunk instanceof Uint8Array) bytes += chunk.byteLength;
     };
     res.write = ((chunk: unknown, ...rest: unknown[]) => {

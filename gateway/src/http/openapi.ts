@@ -29,7 +29,8 @@ export function operationIdOf(route: Pick<RouteDef, 'method' | 'path' | 'operati
 }
 
 const TAG_DESCRIPTIONS: Record<string, string> = {
-  'Reference data': 'Units of measure, items, customer groups, calendars, locations, item-locations, views and hierarchy levels (offset pagination).',
+  'Reference data':
+    'Units of measure, items, customer groups, calendars, locations, item-locations, views and hierarchy levels (offset pagination).',
   'Transactional data': 'Sales, inventory, supply plans and financial plans (cursor pagination, filter, sort, include).',
   Workflows: 'Bulk syncs from JSON or CSV files; each answers 202 with a job.',
   Jobs: 'Status of asynchronous jobs.',
@@ -44,7 +45,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
 /** Header objects every answer may carry; `required` ones are named per response. */
 const HEADERS: Record<string, Json> = {
   XRequestId: {
-    description: 'The request id (the caller\'s `X-Request-Id` when well formed, else a new UUID); quote it when asking for support.',
+    description: "The request id (the caller's `X-Request-Id` when well formed, else a new UUID); quote it when asking for support.",
     required: true,
     schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' },
     example: '5d0f1a4e-8b61-4c84-9a6c-1f2b3c4d5e6f',
@@ -75,7 +76,11 @@ const HEADERS: Record<string, Json> = {
   Sunset: { description: 'RFC 8594: when this route is removed.', schema: { type: 'string' }, example: 'Fri, 01 Jan 2027 00:00:00 GMT' },
 };
 
-const METERED_HEADERS = { RateLimit: ref('headers', 'RateLimit'), 'RateLimit-Policy': ref('headers', 'RateLimitPolicy'), 'Credits-Remaining': ref('headers', 'CreditsRemaining') };
+const METERED_HEADERS = {
+  RateLimit: ref('headers', 'RateLimit'),
+  'RateLimit-Policy': ref('headers', 'RateLimitPolicy'),
+  'Credits-Remaining': ref('headers', 'CreditsRemaining'),
+};
 const BASE_HEADERS = { 'X-Request-Id': ref('headers', 'XRequestId') };
 
 const problemSchema: Json = {
@@ -125,7 +130,14 @@ const STATIC_SCHEMAS: Record<string, Json> = {
 
 function problemExample(slug: ProblemSlug, detail: string): Json {
   const { status, title } = PROBLEMS[slug];
-  return { type: `/problems/${slug}`, title, status, detail, instance: '/acme/api/v1/items/42', request_id: '5d0f1a4e-8b61-4c84-9a6c-1f2b3c4d5e6f' };
+  return {
+    type: `/problems/${slug}`,
+    title,
+    status,
+    detail,
+    instance: '/acme/api/v1/items/42',
+    request_id: '5d0f1a4e-8b61-4c84-9a6c-1f2b3c4d5e6f',
+  };
 }
 
 const problemContent = (slug: ProblemSlug, detail: string) => ({
@@ -135,7 +147,8 @@ const problemContent = (slug: ProblemSlug, detail: string) => ({
 /** Reusable error answers; the metering headers are present whenever the request was metered before it failed. */
 const RESPONSES: Record<string, Json> = {
   BadRequest: {
-    description: 'The body cannot be parsed (or nests JSON too deep), the path holds a malformed escape, or a query parameter is unknown (`invalid-query`).',
+    description:
+      'The body cannot be parsed (or nests JSON too deep), the path holds a malformed escape, or a query parameter is unknown (`invalid-query`).',
     headers: { ...BASE_HEADERS, ...METERED_HEADERS },
     content: problemContent('invalid-query', 'Unknown filter "colour"; allowed: filter[name].'),
   },
@@ -151,10 +164,14 @@ const RESPONSES: Record<string, Json> = {
   CreditsExhausted: {
     description: "The workspace's credits for this month are spent.",
     headers: { ...BASE_HEADERS, ...METERED_HEADERS },
-    content: problemContent('credits-exhausted', "This workspace's credits for 2026-11 are spent (this request costs 1, 0 remain); they renew on 2026-12-01."),
+    content: problemContent(
+      'credits-exhausted',
+      "This workspace's credits for 2026-11 are spent (this request costs 1, 0 remain); they renew on 2026-12-01.",
+    ),
   },
   Forbidden: {
-    description: 'The token lacks the scope (`insufficient-scope`), its creator lacks the module permission (`insufficient-permission`), or the Public API module is disabled (`forbidden`).',
+    description:
+      'The token lacks the scope (`insufficient-scope`), its creator lacks the module permission (`insufficient-permission`), or the Public API module is disabled (`forbidden`).',
     headers: BASE_HEADERS,
     content: problemContent('insufficient-scope', 'This token lacks the public_api.read scope this endpoint requires.'),
   },
@@ -189,9 +206,15 @@ const RESPONSES: Record<string, Json> = {
     content: {
       'application/json': {
         schema: ref('schemas', 'ValidationError'),
-        example: { message: 'The name field is required. (and 1 more error)', errors: { name: ['The name field is required.'], per_page: ['The per page field must be at least 1.'] } },
+        example: {
+          message: 'The name field is required. (and 1 more error)',
+          errors: { name: ['The name field is required.'], per_page: ['The per page field must be at least 1.'] },
+        },
       },
-      'application/problem+json': { schema: ref('schemas', 'Problem'), example: problemExample('validation-failed', 'The request cannot be processed.') },
+      'application/problem+json': {
+        schema: ref('schemas', 'Problem'),
+        example: problemExample('validation-failed', 'The request cannot be processed.'),
+      },
     },
   },
   LegacyValidationFailed: {
@@ -200,9 +223,16 @@ const RESPONSES: Record<string, Json> = {
     content: {
       'application/json': {
         schema: ref('schemas', 'LegacyValidationError'),
-        example: { success: false, message: 'The start date field is required.', errors: { start_date: ['The start date field is required.'] } },
+        example: {
+          success: false,
+          message: 'The start date field is required.',
+          errors: { start_date: ['The start date field is required.'] },
+        },
       },
-      'application/problem+json': { schema: ref('schemas', 'Problem'), example: problemExample('validation-failed', 'The request cannot be processed.') },
+      'application/problem+json': {
+        schema: ref('schemas', 'Problem'),
+        example: problemExample('validation-failed', 'The request cannot be processed.'),
+      },
     },
   },
   HeadersTooLarge: {
@@ -287,7 +317,8 @@ export function exampleOf(schema: unknown, schemas: Record<string, Json>, depth 
     }
     case 'integer':
     case 'number': {
-      const min = typeof s.minimum === 'number' ? s.minimum : typeof s.exclusiveMinimum === 'number' ? Math.floor(s.exclusiveMinimum) + 1 : 1;
+      const min =
+        typeof s.minimum === 'number' ? s.minimum : typeof s.exclusiveMinimum === 'number' ? Math.floor(s.exclusiveMinimum) + 1 : 1;
       const max = typeof s.maximum === 'number' ? s.maximum : Infinity;
       return Math.min(Math.max(min, 1), max);
     }
@@ -375,7 +406,11 @@ function platformPaths(book: SchemaBook): Record<string, Json> {
   const health = book.add(z.object({ status: z.literal('ok') }).meta({ id: 'Health' }), 'output');
   const ready = book.add(
     z
-      .object({ status: z.enum(['ready', 'not_ready']), checks: z.record(z.string(), z.boolean()), services: z.record(z.string(), z.boolean()).optional() })
+      .object({
+        status: z.enum(['ready', 'not_ready']),
+        checks: z.record(z.string(), z.boolean()),
+        services: z.record(z.string(), z.boolean()).optional(),
+      })
       .meta({ id: 'Readiness' }),
     'output',
   );
@@ -406,7 +441,12 @@ function platformPaths(book: SchemaBook): Record<string, Json> {
         '200': {
           description: 'The document',
           headers: BASE_HEADERS,
-          content: { 'application/json': { schema: { type: 'object', required: ['openapi'], properties: { openapi: { type: 'string' } } }, example: { openapi: '3.1.0' } } },
+          content: {
+            'application/json': {
+              schema: { type: 'object', required: ['openapi'], properties: { openapi: { type: 'string' } } },
+              example: { openapi: '3.1.0' },
+            },
+          },
         },
       }),
     },
@@ -422,7 +462,9 @@ function platformPaths(book: SchemaBook): Record<string, Json> {
           '400': { $ref: '#/components/responses/BadRequest' },
           '404': { $ref: '#/components/responses/NotFound' },
         }),
-        parameters: [{ name: 'slug', in: 'path', required: true, schema: { type: 'string', enum: Object.keys(PROBLEMS) }, example: 'not-found' }],
+        parameters: [
+          { name: 'slug', in: 'path', required: true, schema: { type: 'string', enum: Object.keys(PROBLEMS) }, example: 'not-found' },
+        ],
       },
     },
   };
@@ -430,7 +472,8 @@ function platformPaths(book: SchemaBook): Record<string, Json> {
 
 // The seeded demo workspace, so the reference's try-it-out works against a local run as is.
 const CSV_FILE = { type: 'string', contentMediaType: 'text/csv', description: 'The CSV file, a header row first' };
-const CSV_EXAMPLE = 'sale_type_name,item_name,customer_group_name,sell_date,timing_interval,quantity,uom\nHistory,SKU-0001,Retail,2026-05-04,week,12.5,ea\n';
+const CSV_EXAMPLE =
+  'sale_type_name,item_name,customer_group_name,sell_date,timing_interval,quantity,uom\nHistory,SKU-0001,Retail,2026-05-04,week,12.5,ea\n';
 const FORM_FLAG = { type: 'string', enum: ['true', 'false', '1', '0'] };
 /** A file import: the CSV and the JSON body's other fields as form fields. */
 const IMPORT_MULTIPART = {
@@ -466,7 +509,8 @@ const PATH_EXAMPLES: Record<string, unknown> = { tenant: 'demo', id: 1, job_id: 
 function describeAccess(route: RouteDef): string {
   const a = route.access;
   if (a.kind === 'none') return 'No authentication.';
-  if (a.kind === 'legacy') return `Bearer token of the workspace; no scope rules and no credits${a.module ? `; the token's creator needs ${a.level === 'planner' ? 'Planner' : 'View'} access to ${a.module}` : ''}.`;
+  if (a.kind === 'legacy')
+    return `Bearer token of the workspace; no scope rules and no credits${a.module ? `; the token's creator needs ${a.level === 'planner' ? 'Planner' : 'View'} access to ${a.module}` : ''}.`;
   const scope = a.scope ? `Scope \`${a.scope}\`` : 'Any scope';
   const module = a.module ? `; the token's creator needs ${a.level === 'planner' ? 'Planner' : 'View'} access to ${a.module}` : '';
   return `${scope}${module}. Costs ${COSTS[a.cost]} credit${COSTS[a.cost] === 1 ? '' : 's'}.`;
@@ -509,7 +553,12 @@ export function buildOpenApi(routes: RouteDef[], info: { title: string; version:
           ...(description ? { description } : {}),
           ...(isObject ? { style: 'deepObject', explode: true } : {}),
           // Names the handler checks itself arrive as strings (or `[name]` objects).
-          schema: isObject && !propSchema.type ? { type: 'object', additionalProperties: { type: 'string' }, ...propSchema } : Object.keys(propSchema).length === 0 ? { type: 'string' } : propSchema,
+          schema:
+            isObject && !propSchema.type
+              ? { type: 'object', additionalProperties: { type: 'string' }, ...propSchema }
+              : Object.keys(propSchema).length === 0
+                ? { type: 'string' }
+                : propSchema,
         });
       }
     }
@@ -530,14 +579,18 @@ export function buildOpenApi(routes: RouteDef[], info: { title: string; version:
     if (route.idempotency || route.serviceIdempotency) successHeaders['Idempotent-Replayed'] = ref('headers', 'IdempotentReplayed');
     // Sunset only where one is decided (DECISIONS: the legacy token exchange); the other legacy routes have none announced.
     // Only a route with a decided sunset announces itself in headers (Deprecation and Sunset); the others say so in the document.
-    if (route.deprecated && route.sunset) Object.assign(successHeaders, { Deprecation: ref('headers', 'Deprecation'), Sunset: ref('headers', 'Sunset') });
+    if (route.deprecated && route.sunset)
+      Object.assign(successHeaders, { Deprecation: ref('headers', 'Deprecation'), Sunset: ref('headers', 'Sunset') });
     const responses: Record<string, unknown> = {};
     const primary = route.successStatus ?? 200;
     const successBody = route.response ? book.add(route.response, 'output', `${named}Response`) : null;
     for (const status of [primary, ...(route.alsoAnswers ?? [])]) {
       const headers = status === 202 ? { ...successHeaders, Location: ref('headers', 'Location') } : successHeaders;
       if (status === 304) {
-        responses['304'] = { description: 'Not modified: the If-None-Match tag is current; no body', headers: { ...successHeaders, ETag: { description: 'The answer\'s entity tag', schema: { type: 'string' } } } };
+        responses['304'] = {
+          description: 'Not modified: the If-None-Match tag is current; no body',
+          headers: { ...successHeaders, ETag: { description: "The answer's entity tag", schema: { type: 'string' } } },
+        };
         continue;
       }
       responses[String(status)] =
@@ -557,7 +610,9 @@ export function buildOpenApi(routes: RouteDef[], info: { title: string; version:
 
     const description = [
       describeAccess(route),
-      route.deprecated ? `Deprecated${route.sunset ? `; removed on ${route.sunset.toISOString().slice(0, 10)} (410 from then)` : '; no sunset has been announced yet (no removal date)'}.` : '',
+      route.deprecated
+        ? `Deprecated${route.sunset ? `; removed on ${route.sunset.toISOString().slice(0, 10)} (410 from then)` : '; no sunset has been announced yet (no removal date)'}.`
+        : '',
     ]
       .filter(Boolean)
       .join(' ');
@@ -577,7 +632,9 @@ export function buildOpenApi(routes: RouteDef[], info: { title: string; version:
     const accepts = route.accepts ?? (route.method === 'get' || route.method === 'delete' ? 'none' : 'json');
     if (accepts !== 'none' && (route.method === 'post' || route.method === 'patch')) {
       const declared = route.body ?? route.handlerBody;
-      const schema = declared ? book.add(declared, 'input', `${named}Request`) : { type: 'object', description: 'Validated by the service; see the summary.' };
+      const schema = declared
+        ? book.add(declared, 'input', `${named}Request`)
+        : { type: 'object', description: 'Validated by the service; see the summary.' };
       const example = exampleOf(schema, book.schemas);
       const content: Record<string, unknown> = {};
       if (accepts.includes('json')) content['application/json'] = { schema, example };
@@ -588,7 +645,10 @@ export function buildOpenApi(routes: RouteDef[], info: { title: string; version:
     (paths[openApiPath(route.path)] ??= {})[route.method] = operation;
   }
   Object.assign(paths, platformPaths(book));
-  const tags = [...new Set([...routes.map((r) => r.tag), 'Platform'])].map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? name }));
+  const tags = [...new Set([...routes.map((r) => r.tag), 'Platform'])].map((name) => ({
+    name,
+    description: TAG_DESCRIPTIONS[name] ?? name,
+  }));
   return {
     openapi: '3.1.0',
     info: {
@@ -602,7 +662,12 @@ export function buildOpenApi(routes: RouteDef[], info: { title: string; version:
     tags,
     components: {
       securitySchemes: {
-        bearer: { type: 'http', scheme: 'bearer', bearerFormat: '<id>|spl_<48 characters>', description: 'An API token of the workspace named in the path.' },
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: '<id>|spl_<48 characters>',
+          description: 'An API token of the workspace named in the path.',
+        },
       },
       headers: HEADERS,
       responses: RESPONSES,

@@ -24,7 +24,14 @@ export type Access =
 export type Dialect = 'current' | 'legacy' | 'page';
 
 export type Reply =
-  | { kind: 'envelope'; status?: number; data: unknown[]; meta?: Record<string, unknown>; message?: string; headers?: Record<string, string> }
+  | {
+      kind: 'envelope';
+      status?: number;
+      data: unknown[];
+      meta?: Record<string, unknown>;
+      message?: string;
+      headers?: Record<string, string>;
+    }
   | { kind: 'json'; status?: number; body: unknown; headers?: Record<string, string> }
   /** The handler wrote the response itself (pages, redirects, streams). */
   | { kind: 'sent' };
@@ -76,9 +83,7 @@ export interface RouteDef<Q extends z.ZodType = z.ZodType, B extends z.ZodType =
 }
 
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- zod's empty object shape
-export function defineRoute<Q extends z.ZodType = z.ZodObject<{}>, B extends z.ZodType = z.ZodObject<{}>>(
-  def: RouteDef<Q, B>,
-): RouteDef {
+export function defineRoute<Q extends z.ZodType = z.ZodObject<{}>, B extends z.ZodType = z.ZodObject<{}>>(def: RouteDef<Q, B>): RouteDef {
   return def as unknown as RouteDef;
 }
 
@@ -105,7 +110,9 @@ export function envelope(req: Request, reply: Extract<Reply, { kind: 'envelope' 
 }
 
 /** Envelope pieces every list and record answer shares (named in the OpenAPI document). */
-export const linksSchema = z.string().meta({ id: 'Links', description: "The request's own path and query string", examples: ['/acme/api/v1/items?page=2&per_page=25'] });
+export const linksSchema = z
+  .string()
+  .meta({ id: 'Links', description: "The request's own path and query string", examples: ['/acme/api/v1/items?page=2&per_page=25'] });
 export const emptyMetaSchema = z.object({}).meta({ id: 'EmptyMeta', description: 'No metadata for this answer' });
 export const offsetMetaSchema = z
   .object({
@@ -168,5 +175,10 @@ export const q = {
     z
       .string()
       .max(4096)
-      .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean)),
+      .transform((s) =>
+        s
+          .split(',')
+          .map((x) => x.trim())
+          .filter(Boolean),
+      ),
 };

@@ -63,12 +63,19 @@ describe('CORS_ORIGINS', () => {
 
   it('is off unless set, and takes a comma list of origins', () => {
     assert.equal(loadConfig({}, env()).CORS_ORIGINS, undefined);
-    assert.deepEqual(loadConfig({}, env({ CORS_ORIGINS: 'https://a.example, http://localhost:5173' })).CORS_ORIGINS, ['https://a.example', 'http://localhost:5173']);
+    assert.deepEqual(loadConfig({}, env({ CORS_ORIGINS: 'https://a.example, http://localhost:5173' })).CORS_ORIGINS, [
+      'https://a.example',
+      'http://localhost:5173',
+    ]);
   });
 
   it('refuses anything but scheme://host[:port] origins', () => {
     for (const bad of ['*', 'a.example', 'https://a.example/path', 'ftp://a.example']) {
-      assert.throws(() => loadConfig({}, env({ CORS_ORIGINS: bad })), (err: Error) => err instanceof ConfigError && /CORS_ORIGINS/.test(err.message), bad);
+      assert.throws(
+        () => loadConfig({}, env({ CORS_ORIGINS: bad })),
+        (err: Error) => err instanceof ConfigError && /CORS_ORIGINS/.test(err.message),
+        bad,
+      );
     }
   });
 });

@@ -25,7 +25,8 @@ function messageFor(issue: z.core.$ZodIssue, path: PropertyKey[]): string {
       if (issue.origin === 'string') {
         return Number(issue.minimum) <= 1 ? `${subject} is required.` : `${subject} must be at least ${issue.minimum} characters.`;
       }
-      if (issue.origin === 'array') return `${subject} must have at least ${issue.minimum} ${Number(issue.minimum) === 1 ? 'item' : 'items'}.`;
+      if (issue.origin === 'array')
+        return `${subject} must have at least ${issue.minimum} ${Number(issue.minimum) === 1 ? 'item' : 'items'}.`;
       return `${subject} must be at least ${issue.minimum}.`;
     case 'too_big':
       if (issue.origin === 'string') return `${subject} must not be greater than ${issue.maximum} characters.`;

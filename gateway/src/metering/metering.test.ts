@@ -206,7 +206,9 @@ describe('metering', () => {
     assert.equal((await h.get('/things/1/compute', 1, 'POST')).headers.get('credits-remaining'), '5');
     const refused = await h.get('/things/1/compute', 1, 'POST');
     assert.equal(refused.status, 402);
-    const body = (await (await fetch(`${h.url}/demo/api/v1/things/1/compute`, { method: 'POST', headers: { 'X-Token': '1', Accept: 'application/json' } })).json()) as { type: string };
+    const body = (await (
+      await fetch(`${h.url}/demo/api/v1/things/1/compute`, { method: 'POST', headers: { 'X-Token': '1', Accept: 'application/json' } })
+    ).json()) as { type: string };
     assert.equal(body.type, '/problems/credits-exhausted');
     assert.equal(refused.headers.get('credits-remaining'), '5');
     assert.deepEqual(rateLimit(refused), { r: 4, t: 60 }, 'a credit refusal takes no rate token either');
@@ -240,7 +242,10 @@ describe('metering', () => {
     assert.equal(refused.status, 429);
     assert.ok(Number(refused.headers.get('retry-after')) >= 59);
     assert.equal(refused.headers.get('ratelimit'), null);
-    assert.deepEqual(h.records.map((r) => r.cost), [0, 0, 0]);
+    assert.deepEqual(
+      h.records.map((r) => r.cost),
+      [0, 0, 0],
+    );
     assert.equal((await h.get('/things')).headers.get('credits-remaining'), '99', 'the ceiling is its own window');
   });
 
@@ -270,12 +275,20 @@ describe('metering', () => {
     const spend = await h.get('/things');
     assert.equal(spend.status, 503);
     assert.equal(spend.headers.get('retry-after'), String(OUTAGE_RETRY_AFTER_SECONDS));
-    const problem = (await (await fetch(`${h.url}/demo/api/v1/things`, { headers: { 'X-Token': '1', Accept: 'application/json' } })).json()) as { type: string };
+    const problem = (await (
+      await fetch(`${h.url}/demo/api/v1/things`, { headers: { 'X-Token': '1', Accept: 'application/json' } })
+    ).json()) as { type: string };
     assert.equal(problem.type, '/problems/service-unavailable');
 
     const free = [await h.get('/credits'), await h.get('/credits'), await h.get('/credits'), await h.get('/credits')];
-    assert.deepEqual(free.map((r) => r.status), [200, 200, 200, 429]);
-    assert.deepEqual(free.map((r) => rateLimit(r)?.r), [2, 1, 0, 0]);
+    assert.deepEqual(
+      free.map((r) => r.status),
+      [200, 200, 200, 429],
+    );
+    assert.deepEqual(
+      free.map((r) => rateLimit(r)?.r),
+      [2, 1, 0, 0],
+    );
     assert.ok(free.every((r) => r.headers.get('ratelimit-policy') === '"default";q=3;w=60'));
     assert.equal(free[0]!.headers.get('credits-remaining'), null, 'no balance to show without the meter');
     assert.equal(h.meter.calls, 2, 'one failed call starts the outage; the rest go straight to the fallback');
@@ -294,13 +307,16 @@ describe('metering', () => {
       [40, 'meter unavailable'],
       [30, 'meter reachable again'],
     ]);
-    assert.deepEqual(h.records.map((r) => [r.endpoint, r.status]), [
-      ['/things', 200],
-      ['/credits', 200],
-      ['/credits', 200],
-      ['/credits', 200],
-      ['/things', 200],
-    ]);
+    assert.deepEqual(
+      h.records.map((r) => [r.endpoint, r.status]),
+      [
+        ['/things', 200],
+        ['/credits', 200],
+        ['/credits', 200],
+        ['/credits', 200],
+        ['/things', 200],
+      ],
+    );
   });
 });
 

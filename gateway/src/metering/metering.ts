@@ -110,7 +110,10 @@ class MeterOutage {
   succeeded(): void {
     if (!this.#down) return;
     this.#down = false;
-    this.logger.info({ outage_ms: Math.round(this.clock() - this.#since), fallback_answers: this.#fallbackAnswers }, 'meter reachable again');
+    this.logger.info(
+      { outage_ms: Math.round(this.clock() - this.#since), fallback_answers: this.#fallbackAnswers },
+      'meter reachable again',
+    );
   }
 }
 

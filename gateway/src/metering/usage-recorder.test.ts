@@ -24,9 +24,15 @@ describe('UsageRecorder', () => {
     const sent: UsageBatch[] = [];
     const recorder = new UsageRecorder({ send: async (b) => void sent.push(b), logger: logger(), maxBatch: 3, flushEveryMs: 30 });
     for (const id of ['a', 'b', 'c', 'd']) recorder.record(record(id));
-    assert.deepEqual(sent.map((b) => b.records.map((r) => r.id)), [['a', 'b', 'c']]);
+    assert.deepEqual(
+      sent.map((b) => b.records.map((r) => r.id)),
+      [['a', 'b', 'c']],
+    );
     await new Promise((resolve) => setTimeout(resolve, 60));
-    assert.deepEqual(sent.map((b) => b.records.map((r) => r.id)), [['a', 'b', 'c'], ['d']]);
+    assert.deepEqual(
+      sent.map((b) => b.records.map((r) => r.id)),
+      [['a', 'b', 'c'], ['d']],
+    );
     assert.notEqual(sent[0]!.id, sent[1]!.id);
   });
 
@@ -45,7 +51,10 @@ describe('UsageRecorder', () => {
     await recorder.drain();
     assert.equal(attempts.length, 3);
     assert.equal(new Set(attempts).size, 1);
-    assert.deepEqual(logs.map((l) => l.msg), ['usage records cannot be sent to the bus; retrying', 'usage records reach the bus again']);
+    assert.deepEqual(
+      logs.map((l) => l.msg),
+      ['usage records cannot be sent to the bus; retrying', 'usage records reach the bus again'],
+    );
   });
 
   it('counts the records it had to give up on', async () => {
@@ -64,10 +73,13 @@ describe('UsageRecorder', () => {
     recorder.record(record('c'));
     await recorder.drain();
     assert.equal(recorder.pending, 0);
-    assert.deepEqual(logs.map((l) => [l.msg, l.lost_records]), [
-      ['usage records cannot be sent to the bus; retrying', undefined],
-      ['usage records are being lost: the bus has not taken them', undefined],
-      ['usage records reach the bus again', 2],
-    ]);
+    assert.deepEqual(
+      logs.map((l) => [l.msg, l.lost_records]),
+      [
+        ['usage records cannot be sent to the bus; retrying', undefined],
+        ['usage records are being lost: the bus has not taken them', undefined],
+        ['usage records reach the bus again', 2],
+      ],
+    );
   });
 });

@@ -75,10 +75,7 @@ export class UsageRecorder {
   async drain(timeoutMs = 5_000): Promise<void> {
     this.flush();
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      Promise.allSettled([...this.#pending]),
-      new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs))),
-    ]);
+    await Promise.race([Promise.allSettled([...this.#pending]), new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
     clearTimeout(timer);
   }
 

@@ -48,36 +48,52 @@ export const forecastBody = z.strictObject({
     .min(1)
     .max(MAX_FORECAST_PERIODS)
     .nullish()
-    .meta({ default: DEFAULT_FORECAST_PERIODS, description: `Periods to forecast, on each series' own timing interval. Default ${DEFAULT_FORECAST_PERIODS}.` }),
-  algorithm: z.enum(ALGORITHMS).nullish().meta({ default: 'auto', description: 'auto chooses per series by class and rolling-origin holdout; a name forces that method.' }),
-  missing_imputation: z.enum(MISSING_IMPUTATIONS).nullish().meta({ default: 'auto', description: 'How periods without a record are filled; auto: zero (no record means no sale).' }),
-  forecast_constraint: z.enum(CONSTRAINTS).nullish().meta({ default: 'auto', description: 'auto: non-negative, whole units when the history is whole units.' }),
+    .meta({
+      default: DEFAULT_FORECAST_PERIODS,
+      description: `Periods to forecast, on each series' own timing interval. Default ${DEFAULT_FORECAST_PERIODS}.`,
+    }),
+  algorithm: z
+    .enum(ALGORITHMS)
+    .nullish()
+    .meta({ default: 'auto', description: 'auto chooses per series by class and rolling-origin holdout; a name forces that method.' }),
+  missing_imputation: z
+    .enum(MISSING_IMPUTATIONS)
+    .nullish()
+    .meta({ default: 'auto', description: 'How periods without a record are filled; auto: zero (no record means no sale).' }),
+  forecast_constraint: z
+    .enum(CONSTRAINTS)
+    .nullish()
+    .meta({ default: 'auto', description: 'auto: non-negative, whole units when the history is whole units.' }),
   history_start: historyBound('history start', 'First History date used; default: the first record'),
   history_end: historyBound('history end', "Last History date used; default: the selection's latest History date"),
   dry_run: z.boolean().nullish().meta({ default: false, description: 'true: validate and describe the run; nothing is written.' }),
 });
 
-const seriesSchema = z.object({
-  item_customer_group_id: z.number(),
-  item_id: z.number(),
-  item_name: z.string(),
-  customer_group_id: z.number(),
-  customer_group_name: z.string(),
-}).meta({ id: 'ForecastSeries' });
+const seriesSchema = z
+  .object({
+    item_customer_group_id: z.number(),
+    item_id: z.number(),
+    item_name: z.string(),
+    customer_group_id: z.number(),
+    customer_group_name: z.string(),
+  })
+  .meta({ id: 'ForecastSeries' });
 
-const planSchema = z.object({
-  scope: z.enum(FORECAST_SCOPES),
-  series_count: z.number(),
-  forecast_periods: z.number(),
-  timing_interval: z.string().nullable(),
-  history_start: z.string().nullable(),
-  history_end: z.string().nullable(),
-  forecast_start: z.string().nullable(),
-  forecast_end: z.string().nullable(),
-  algorithm: z.enum(ALGORITHMS),
-  missing_imputation: z.enum(MISSING_IMPUTATIONS),
-  forecast_constraint: z.enum(CONSTRAINTS),
-}).meta({ id: 'ForecastPlan' });
+const planSchema = z
+  .object({
+    scope: z.enum(FORECAST_SCOPES),
+    series_count: z.number(),
+    forecast_periods: z.number(),
+    timing_interval: z.string().nullable(),
+    history_start: z.string().nullable(),
+    history_end: z.string().nullable(),
+    forecast_start: z.string().nullable(),
+    forecast_end: z.string().nullable(),
+    algorithm: z.enum(ALGORITHMS),
+    missing_imputation: z.enum(MISSING_IMPUTATIONS),
+    forecast_constraint: z.enum(CONSTRAINTS),
+  })
+  .meta({ id: 'ForecastPlan' });
 
 const dryRunSchema = planSchema.extend({ dry_run: z.literal(true), series: z.array(seriesSchema) }).meta({ id: 'ForecastDryRun' });
 const acceptedSchema = jobSchema.extend({ forecast: planSchema }).meta({ id: 'ForecastJob' });
@@ -124,7 +140,8 @@ function present(tenant: string, answer: pb.GenerateForecastsResponse): Reply {
 
 /** Compute unreachable (no answer of its own): still a 503 a client can schedule a retry by. */
 function withRetryAfter(err: unknown): unknown {
-  if (!isAppError(err) || err.code !== 'unavailable' || (err.details.headers as Record<string, string> | undefined)?.['Retry-After']) return err;
+  if (!isAppError(err) || err.code !== 'unavailable' || (err.details.headers as Record<string, string> | undefined)?.['Retry-After'])
+    return err;
   return new AppError('unavailable', 'Compute cannot take work right now; retry shortly.', {
     ...err.details,
     headers: { 'Retry-After': String(UNREACHABLE_RETRY_AFTER_SECONDS) },
@@ -144,65 +161,75 @@ const MAX_FILTER_VALUES = 100;
 
 const nullableNumber = (description: string) => z.number().nullable().describe(description);
 
-const accuracySchema = z.object({
-  series: z.number().int().describe('Series with a validation; the means are over these'),
-  mean_mase: nullableNumber('Mean holdout MASE (scaled by the in-sample seasonal naive MAE)'),
-  median_mase: nullableNumber('Median holdout MASE'),
-  mean_rmsse: nullableNumber('Mean holdout RMSSE'),
-  mean_bias: nullableNumber('Mean holdout bias: mean(forecast - actual) / mean |history|'),
-}).meta({ id: 'ForecastAccuracySummary' });
+const accuracySchema = z
+  .object({
+    series: z.number().int().describe('Series with a validation; the means are over these'),
+    mean_mase: nullableNumber('Mean holdout MASE (scaled by the in-sample seasonal naive MAE)'),
+    median_mase: nullableNumber('Median holdout MASE'),
+    mean_rmsse: nullableNumber('Mean holdout RMSSE'),
+    mean_bias: nullableNumber('Mean holdout bias: mean(forecast - actual) / mean |history|'),
+  })
+  .meta({ id: 'ForecastAccuracySummary' });
 
-const runSchema = z.object({
-  id: z.number().int(),
-  job_id: z.number().int(),
-  status: z.enum(RUN_STATUSES),
-  created_at: z.string(),
-  finished_at: z.string().nullable(),
-  scope: z.enum(FORECAST_SCOPES),
-  algorithm: z.enum(ALGORITHMS),
-  forecast_periods: z.number().int(),
-  history_start: z.string().nullable(),
-  history_end: z.string().nullable(),
-  counts: z.object({
-    series: z.number().int().describe('Series selected'),
-    forecast: z.number().int(),
-    skipped: z.number().int().describe('No History sales in the history window'),
-    failed: z.number().int(),
-  }),
-  accuracy: accuracySchema.nullable().describe('Summary of the series validations; null until the run has finished'),
-}).meta({ id: 'ForecastRun' });
+const runSchema = z
+  .object({
+    id: z.number().int(),
+    job_id: z.number().int(),
+    status: z.enum(RUN_STATUSES),
+    created_at: z.string(),
+    finished_at: z.string().nullable(),
+    scope: z.enum(FORECAST_SCOPES),
+    algorithm: z.enum(ALGORITHMS),
+    forecast_periods: z.number().int(),
+    history_start: z.string().nullable(),
+    history_end: z.string().nullable(),
+    counts: z.object({
+      series: z.number().int().describe('Series selected'),
+      forecast: z.number().int(),
+      skipped: z.number().int().describe('No History sales in the history window'),
+      failed: z.number().int(),
+    }),
+    accuracy: accuracySchema.nullable().describe('Summary of the series validations; null until the run has finished'),
+  })
+  .meta({ id: 'ForecastRun' });
 
-const periodSchema = z.object({
-  date: z.string(),
-  forecast: z.number(),
-  lo80: z.number(),
-  hi80: z.number(),
-  lo95: z.number(),
-  hi95: z.number(),
-}).meta({ id: 'ForecastPeriod', description: 'The forecast written for the period and its 80% and 95% prediction intervals' });
+const periodSchema = z
+  .object({
+    date: z.string(),
+    forecast: z.number(),
+    lo80: z.number(),
+    hi80: z.number(),
+    lo95: z.number(),
+    hi95: z.number(),
+  })
+  .meta({ id: 'ForecastPeriod', description: 'The forecast written for the period and its 80% and 95% prediction intervals' });
 
-const diagnosticsSchema = z.object({
-  item_customer_group_id: z.number().int(),
-  item_id: z.number().int(),
-  item_name: z.string(),
-  customer_group_id: z.number().int(),
-  customer_group_name: z.string(),
-  position: z.number().int().describe("0-based place in the run's series order (the job's error row)"),
-  status: z.enum(SERIES_STATUSES),
-  model: z.string().nullable().describe('e.g. theta, croston_sba, ets(A,Ad,N); null when not forecast'),
-  parameters: z.record(z.string(), z.number()).describe('Fitted parameters of the model (smoothing constants, damping, theta...)'),
-  validation: z
-    .object({ mase: z.number().nullable(), rmsse: z.number().nullable(), bias: z.number().nullable() })
-    .nullable()
-    .describe("Accuracy on the rolling-origin holdout of the series' own history; null when not measured"),
-  series_class: z.enum(SERIES_CLASSES).nullable().describe('Demand class (Syntetos-Boylan); null when not forecast'),
-  timing_interval: z.string().nullable(),
-  history_periods: z.number().int(),
-  periods: z.array(periodSchema),
-  message: z.string().nullable().describe('Why the series was skipped or failed'),
-}).meta({ id: 'ForecastSeriesDiagnostics' });
+const diagnosticsSchema = z
+  .object({
+    item_customer_group_id: z.number().int(),
+    item_id: z.number().int(),
+    item_name: z.string(),
+    customer_group_id: z.number().int(),
+    customer_group_name: z.string(),
+    position: z.number().int().describe("0-based place in the run's series order (the job's error row)"),
+    status: z.enum(SERIES_STATUSES),
+    model: z.string().nullable().describe('e.g. theta, croston_sba, ets(A,Ad,N); null when not forecast'),
+    parameters: z.record(z.string(), z.number()).describe('Fitted parameters of the model (smoothing constants, damping, theta...)'),
+    validation: z
+      .object({ mase: z.number().nullable(), rmsse: z.number().nullable(), bias: z.number().nullable() })
+      .nullable()
+      .describe("Accuracy on the rolling-origin holdout of the series' own history; null when not measured"),
+    series_class: z.enum(SERIES_CLASSES).nullable().describe('Demand class (Syntetos-Boylan); null when not forecast'),
+    timing_interval: z.string().nullable(),
+    history_periods: z.number().int(),
+    periods: z.array(periodSchema),
+    message: z.string().nullable().describe('Why the series was skipped or failed'),
+  })
+  .meta({ id: 'ForecastSeriesDiagnostics' });
 
-const runDetailSchema = runSchema.extend({ series: z.array(diagnosticsSchema).describe('One page of the series diagnostics, in position order') }).meta({ id: 'ForecastRunDetail' });
+const runDetailSchema = runSchema
+  .extend({ series: z.array(diagnosticsSchema).describe('One page of the series diagnostics, in position order') })
+  .meta({ id: 'ForecastRunDetail' });
 
 function runResource(run: pb.ForecastRun): z.infer<typeof runSchema> {
   const a = run.accuracy;
@@ -219,7 +246,13 @@ function runResource(run: pb.ForecastRun): z.infer<typeof runSchema> {
     history_end: run.history_end || null,
     counts: { series: run.series_count, forecast: run.forecast_count, skipped: run.skipped_count, failed: run.failed_count },
     accuracy: a
-      ? { series: a.series, mean_mase: a.mean_mase ?? null, median_mase: a.median_mase ?? null, mean_rmsse: a.mean_rmsse ?? null, mean_bias: a.mean_bias ?? null }
+      ? {
+          series: a.series,
+          mean_mase: a.mean_mase ?? null,
+          median_mase: a.median_mase ?? null,
+          mean_rmsse: a.mean_rmsse ?? null,
+          mean_bias: a.mean_bias ?? null,
+        }
       : null,
   };
 }
@@ -236,7 +269,9 @@ function seriesResource(d: pb.ForecastSeriesDiagnostics): z.infer<typeof diagnos
     status: d.status as z.infer<typeof diagnosticsSchema>['status'],
     model: d.model || null,
     parameters: { ...d.parameters },
-    validation: d.validation ? { mase: d.validation.mase ?? null, rmsse: d.validation.rmsse ?? null, bias: d.validation.bias ?? null } : null,
+    validation: d.validation
+      ? { mase: d.validation.mase ?? null, rmsse: d.validation.rmsse ?? null, bias: d.validation.bias ?? null }
+      : null,
     series_class: (d.series_class || null) as z.infer<typeof diagnosticsSchema>['series_class'],
     timing_interval: d.timing_interval || null,
     history_periods: d.history_periods,
@@ -250,10 +285,12 @@ const invalidQuery = (detail: string) => new AppError('invalid_query', detail, {
 /** `filter[name]=a,b` for the series diagnostics: unknown names 400, non-string values 422. */
 function seriesFilterOf(raw: unknown): Record<SeriesFilterName, string[]> {
   const allowed = SERIES_FILTERS.map((f) => `filter[${f}]`).join(', ');
-  if (raw !== undefined && (typeof raw !== 'object' || raw === null || Array.isArray(raw))) throw invalidQuery(`Filters are written filter[name]=value; names: ${allowed}.`);
+  if (raw !== undefined && (typeof raw !== 'object' || raw === null || Array.isArray(raw)))
+    throw invalidQuery(`Filters are written filter[name]=value; names: ${allowed}.`);
   const given = (raw ?? {}) as Record<string, unknown>;
   for (const name of Object.keys(given)) {
-    if (!(SERIES_FILTERS as readonly string[]).includes(name)) throw invalidQuery(`Unknown filter ${JSON.stringify(name)}; allowed: ${allowed}.`);
+    if (!(SERIES_FILTERS as readonly string[]).includes(name))
+      throw invalidQuery(`Unknown filter ${JSON.stringify(name)}; allowed: ${allowed}.`);
   }
   const errors: Record<string, string[]> = {};
   const filter = {} as Record<SeriesFilterName, string[]>;
@@ -265,9 +302,18 @@ function seriesFilterOf(raw: unknown): Record<SeriesFilterName, string[]> {
       errors[`filter.${name}`] = [`The filter.${name} field must be a string.`];
       continue;
     }
-    const list = [...new Set(value.split(',').map((v) => v.trim().toLowerCase()).filter(Boolean))].sort();
-    if (list.length > MAX_FILTER_VALUES) errors[`filter.${name}`] = [`The filter.${name} field must not have more than ${MAX_FILTER_VALUES} values.`];
-    else if (list.some((v) => v.length > 255)) errors[`filter.${name}`] = [`The filter.${name} values must not be greater than 255 characters.`];
+    const list = [
+      ...new Set(
+        value
+          .split(',')
+          .map((v) => v.trim().toLowerCase())
+          .filter(Boolean),
+      ),
+    ].sort();
+    if (list.length > MAX_FILTER_VALUES)
+      errors[`filter.${name}`] = [`The filter.${name} field must not have more than ${MAX_FILTER_VALUES} values.`];
+    else if (list.some((v) => v.length > 255))
+      errors[`filter.${name}`] = [`The filter.${name} values must not be greater than 255 characters.`];
     filter[name] = list;
   }
   if (Object.keys(errors).length > 0) throw new ValidationError(errors);
@@ -281,7 +327,17 @@ function positionOf(position: string): number {
   return n;
 }
 
-function paginationOf(cursors: CursorCodec, binding: string, input: { per_page: number }, count: number, hasMoreRead: boolean, backward: boolean, came: boolean, first: number | null, last: number | null) {
+function paginationOf(
+  cursors: CursorCodec,
+  binding: string,
+  input: { per_page: number },
+  count: number,
+  hasMoreRead: boolean,
+  backward: boolean,
+  came: boolean,
+  first: number | null,
+  last: number | null,
+) {
   // Walking back, the page we came from lies ahead; walking on, a cursor means pages lie behind.
   const hasMore = backward ? count > 0 : hasMoreRead;
   const hasBefore = backward ? hasMoreRead : came && count > 0;
@@ -296,14 +352,16 @@ function paginationOf(cursors: CursorCodec, binding: string, input: { per_page: 
   };
 }
 
-const cursorParam = () => z.string().max(4096).optional().describe('next_cursor or prev_cursor of a previous page; omitted on the first request');
+const cursorParam = () =>
+  z.string().max(4096).optional().describe('next_cursor or prev_cursor of a previous page; omitted on the first request');
 
 export function forecastRoutes(clients: Clients, cursors: CursorCodec): RouteDef[] {
   return [
     defineRoute({
       method: 'get',
       path: '/:tenant/api/v1/forecasts/runs',
-      summary: "The workspace's forecast runs, newest first: job, status, series counts and summary validation accuracy (cursor pagination)",
+      summary:
+        "The workspace's forecast runs, newest first: job, status, series counts and summary validation accuracy (cursor pagination)",
       tag: 'Forecasts',
       access: { kind: 'token', scope: 'public_api.read', module: 'demand', level: 'view', cost: 'read' },
       dialect: 'current',
@@ -316,10 +374,24 @@ export function forecastRoutes(clients: Clients, cursors: CursorCodec): RouteDef
         const binding = cursorBinding({ resource: 'forecasts/runs', tenant: params.tenant });
         const cursor = query.cursor ? cursors.decode(binding, query.cursor) : undefined;
         const backward = cursor?.direction === 'prev';
-        const answer = await clients.compute.listForecastRuns({ per_page: query.per_page, after_id: cursor ? positionOf(cursor.position) : 0, backward });
+        const answer = await clients.compute.listForecastRuns({
+          per_page: query.per_page,
+          after_id: cursor ? positionOf(cursor.position) : 0,
+          backward,
+        });
         const data = answer.runs.map(runResource);
         // Newest first: the position of a run is its id, read downwards.
-        const meta = paginationOf(cursors, binding, query, data.length, answer.has_more, backward, cursor !== undefined, data[0]?.id ?? null, data[data.length - 1]?.id ?? null);
+        const meta = paginationOf(
+          cursors,
+          binding,
+          query,
+          data.length,
+          answer.has_more,
+          backward,
+          cursor !== undefined,
+          data[0]?.id ?? null,
+          data[data.length - 1]?.id ?? null,
+        );
         return { kind: 'envelope', data, meta };
       },
     }),
@@ -337,8 +409,14 @@ export function forecastRoutes(clients: Clients, cursors: CursorCodec): RouteDef
         filter: z
           .unknown()
           .optional()
-          .describe(`filter[name]=a,b (comma lists, case-insensitive); names: ${SERIES_FILTERS.join(', ')}; a model filter matches the model or its family (ets matches ets(A,Ad,N))`)
-          .meta({ type: 'object', properties: Object.fromEntries(SERIES_FILTERS.map((name) => [name, { type: 'string' }])), additionalProperties: false }),
+          .describe(
+            `filter[name]=a,b (comma lists, case-insensitive); names: ${SERIES_FILTERS.join(', ')}; a model filter matches the model or its family (ets matches ets(A,Ad,N))`,
+          )
+          .meta({
+            type: 'object',
+            properties: Object.fromEntries(SERIES_FILTERS.map((name) => [name, { type: 'string' }])),
+            additionalProperties: false,
+          }),
       }),
       response: z.object({ data: z.array(runDetailSchema), meta: cursorMetaSchema, links: linksSchema }),
       async handler({ query, params }) {
@@ -361,7 +439,17 @@ export function forecastRoutes(clients: Clients, cursors: CursorCodec): RouteDef
           backward,
         });
         const series = answer.series.map(seriesResource);
-        const meta = paginationOf(cursors, binding, query, series.length, answer.has_more, backward, cursor !== undefined, series[0]?.position ?? null, series[series.length - 1]?.position ?? null);
+        const meta = paginationOf(
+          cursors,
+          binding,
+          query,
+          series.length,
+          answer.has_more,
+          backward,
+          cursor !== undefined,
+          series[0]?.position ?? null,
+          series[series.length - 1]?.position ?? null,
+        );
         return { kind: 'envelope', data: [{ ...runResource(answer.run!), series }], meta };
       },
     }),
@@ -375,7 +463,12 @@ export function forecastRoutes(clients: Clients, cursors: CursorCodec): RouteDef
       dialect: 'current',
       accepts: 'json',
       body: forecastBody,
-      response: z.object({ message: z.string(), data: z.array(z.union([acceptedSchema, dryRunSchema])), meta: emptyMetaSchema, links: linksSchema }),
+      response: z.object({
+        message: z.string(),
+        data: z.array(z.union([acceptedSchema, dryRunSchema])),
+        meta: emptyMetaSchema,
+        links: linksSchema,
+      }),
       successStatus: 202,
       alsoAnswers: [200],
       serviceIdempotency: true,

@@ -3,24 +3,28 @@ import type { Clients } from '@supply/kit';
 import { JOB_STATUSES, type supply_workflows_v1 as pb } from '@supply/contracts';
 import { defineRoute, emptyMetaSchema, linksSchema, pathId, type RouteDef } from '../http/routes';
 
-const counts = z.object({ created: z.number(), updated: z.number(), deleted: z.number(), unchanged: z.number(), failed: z.number() }).meta({ id: 'JobCounts' });
+const counts = z
+  .object({ created: z.number(), updated: z.number(), deleted: z.number(), unchanged: z.number(), failed: z.number() })
+  .meta({ id: 'JobCounts' });
 const rowError = z.object({ row: z.number(), field: z.string(), message: z.string() }).meta({ id: 'RowError' });
 
 /** The job resource of GET /jobs/{id} and of every 202 (a 202 shows it queued). */
-export const jobSchema = z.object({
-  job_id: z.number(),
-  kind: z.string(),
-  status: z.enum(JOB_STATUSES),
-  progress: z.object({ processed: z.number(), total: z.number() }),
-  result: counts,
-  errors: z.array(rowError),
-  errors_count: z.number(),
-  message: z.string().nullable(),
-  created_at: z.string(),
-  updated_at: z.string(),
-  started_at: z.string().nullable(),
-  finished_at: z.string().nullable(),
-}).meta({ id: 'Job' });
+export const jobSchema = z
+  .object({
+    job_id: z.number(),
+    kind: z.string(),
+    status: z.enum(JOB_STATUSES),
+    progress: z.object({ processed: z.number(), total: z.number() }),
+    result: counts,
+    errors: z.array(rowError),
+    errors_count: z.number(),
+    message: z.string().nullable(),
+    created_at: z.string(),
+    updated_at: z.string(),
+    started_at: z.string().nullable(),
+    finished_at: z.string().nullable(),
+  })
+  .meta({ id: 'Job' });
 
 export function jobResource(job: pb.Job): z.infer<typeof jobSchema> {
   const r = job.result!;

@@ -30,7 +30,10 @@ function presentLegacy(noun: string, answer: pb.SyncAnswer): Reply {
   return {
     kind: 'json',
     status: 200,
-    body: { success_message: `The ${noun} was accepted and runs as job ${job.id}; see GET /jobs/${job.id} for its result.`, job_log_id: job.id },
+    body: {
+      success_message: `The ${noun} was accepted and runs as job ${job.id}; see GET /jobs/${job.id} for its result.`,
+      job_log_id: job.id,
+    },
     headers: answer.replayed ? { 'Idempotent-Replayed': 'true' } : {},
   };
 }
@@ -52,7 +55,10 @@ export function legacyLoadRoutes(clients: Clients): RouteDef[] {
       async handler({ req, res }) {
         const idempotency_key = idempotencyKeyOf(req);
         if (req.is('multipart/form-data')) {
-          return presentLegacy(noun, await streamImport(clients, req, { entity, shape: 'legacy', idempotencyKey: idempotency_key, context: requestContext(res) }));
+          return presentLegacy(
+            noun,
+            await streamImport(clients, req, { entity, shape: 'legacy', idempotencyKey: idempotency_key, context: requestContext(res) }),
+          );
         }
         const answer = await clients.workflows.submitSync(
           { entity, shape: 'legacy', body_json: JSON.stringify(req.body ?? null), idempotency_key },

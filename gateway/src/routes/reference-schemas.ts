@@ -59,7 +59,11 @@ export const inputs = {
       .min(0)
       .lt(1)
       .optional()
-      .meta({ examples: [0.95], description: 'Target service level (0 < x < 1, e.g. 0.95): safety stock is sized from the forecast intervals over the lead time; 0 (default): the fixed safety_stock' }),
+      .meta({
+        examples: [0.95],
+        description:
+          'Target service level (0 < x < 1, e.g. 0.95): safety stock is sized from the forecast intervals over the lead time; 0 (default): the fixed safety_stock',
+      }),
   }),
   view: z.strictObject({
     name,
@@ -109,60 +113,72 @@ const hierarchy = z.record(z.string(), z.string());
 /** Records as the API answers them (documentation of the success bodies). */
 export const records = {
   uom: z.object({ id, name: z.string(), abbreviation: z.string(), ...stamps }).meta({ id: 'Uom' }),
-  hierarchyLevel: z.object({ id, kind: z.enum(LEVEL_KINDS), name: z.string(), position: z.number().int(), ...stamps }).meta({ id: 'HierarchyLevel' }),
-  item: z.object({
-    id,
-    name: z.string(),
-    description: z.string(),
-    uom: z.string(),
-    uom_id: id,
-    unit_cost: z.number(),
-    unit_price: z.number(),
-    hierarchy,
-    ...stamps,
-  }).meta({ id: 'Item' }),
+  hierarchyLevel: z
+    .object({ id, kind: z.enum(LEVEL_KINDS), name: z.string(), position: z.number().int(), ...stamps })
+    .meta({ id: 'HierarchyLevel' }),
+  item: z
+    .object({
+      id,
+      name: z.string(),
+      description: z.string(),
+      uom: z.string(),
+      uom_id: id,
+      unit_cost: z.number(),
+      unit_price: z.number(),
+      hierarchy,
+      ...stamps,
+    })
+    .meta({ id: 'Item' }),
   customerGroup: z.object({ id, name: z.string(), hierarchy, ...stamps }).meta({ id: 'CustomerGroup' }),
   saleType: z.object({ id, name: z.string(), ...stamps }).meta({ id: 'SaleType' }),
   timingInterval: z.object({ id, name: z.enum(TIMING_SPANS), ...stamps }).meta({ id: 'TimingInterval' }),
-  calendar: z.object({
-    id,
-    name: z.string(),
-    bucket: z.enum(BUCKETS),
-    week_start: z.enum(WEEK_DAYS),
-    start_date: z.string(),
-    periods: z.number().int(),
-    ...stamps,
-  }).meta({ id: 'Calendar' }),
+  calendar: z
+    .object({
+      id,
+      name: z.string(),
+      bucket: z.enum(BUCKETS),
+      week_start: z.enum(WEEK_DAYS),
+      start_date: z.string(),
+      periods: z.number().int(),
+      ...stamps,
+    })
+    .meta({ id: 'Calendar' }),
   location: z.object({ id, name: z.string(), type: z.enum(LOCATION_TYPES), ...stamps }).meta({ id: 'Location' }),
-  itemLocation: z.object({
-    id,
-    item_id: id,
-    item_name: z.string(),
-    location_id: id,
-    location_name: z.string(),
-    lead_time: z.number().int(),
-    safety_stock: z.number(),
-    min_order_qty: z.number(),
-    order_multiple: z.number(),
-    max_order_qty: z.number(),
-    lot_sizing_rule: z.enum(LOT_SIZING_RULES),
-    fixed_order_qty: z.number(),
-    ordering_cost: z.number(),
-    holding_rate: z.number(),
-    unit_cost: z.number(),
-    periods_of_supply: z.number().int(),
-    partner: z.boolean(),
-    service_level: z.number().describe('0: fixed safety_stock; else the target service level sizing safety stock from forecast intervals'),
-    ...stamps,
-  }).meta({ id: 'ItemLocation' }),
-  view: z.object({
-    id,
-    name: z.string(),
-    calendar_id: id,
-    calendar_name: z.string(),
-    bucket: z.enum(BUCKETS),
-    horizon: z.number().int(),
-    item_location_ids: z.array(id),
-    ...stamps,
-  }).meta({ id: 'View' }),
+  itemLocation: z
+    .object({
+      id,
+      item_id: id,
+      item_name: z.string(),
+      location_id: id,
+      location_name: z.string(),
+      lead_time: z.number().int(),
+      safety_stock: z.number(),
+      min_order_qty: z.number(),
+      order_multiple: z.number(),
+      max_order_qty: z.number(),
+      lot_sizing_rule: z.enum(LOT_SIZING_RULES),
+      fixed_order_qty: z.number(),
+      ordering_cost: z.number(),
+      holding_rate: z.number(),
+      unit_cost: z.number(),
+      periods_of_supply: z.number().int(),
+      partner: z.boolean(),
+      service_level: z
+        .number()
+        .describe('0: fixed safety_stock; else the target service level sizing safety stock from forecast intervals'),
+      ...stamps,
+    })
+    .meta({ id: 'ItemLocation' }),
+  view: z
+    .object({
+      id,
+      name: z.string(),
+      calendar_id: id,
+      calendar_name: z.string(),
+      bucket: z.enum(BUCKETS),
+      horizon: z.number().int(),
+      item_location_ids: z.array(id),
+      ...stamps,
+    })
+    .meta({ id: 'View' }),
 };

@@ -48,7 +48,8 @@ type FilterName = keyof typeof FILTERS;
 /** The list request for the service; unknown filter names, `sort` or `include` are a 400. */
 function listRequest(query: OffsetQuery, allowed: readonly FilterName[]): pb.ListRequest {
   for (const param of ['sort', 'include'] as const) {
-    if (query[param] !== undefined) throw new AppError('invalid_query', `This endpoint does not support ${param}; records come in id order.`);
+    if (query[param] !== undefined)
+      throw new AppError('invalid_query', `This endpoint does not support ${param}; records come in id order.`);
   }
   const request: pb.ListRequest = {
     page: { page: query.page, per_page: query.per_page, total: 0 },
@@ -58,7 +59,10 @@ function listRequest(query: OffsetQuery, allowed: readonly FilterName[]): pb.Lis
   };
   for (const [name, value] of Object.entries(query.filter ?? {})) {
     if (!(allowed as readonly string[]).includes(name)) {
-      throw new AppError('invalid_query', `Unknown filter ${name}; this endpoint filters on ${allowed.map((f) => `filter[${f}]`).join(', ')}.`);
+      throw new AppError(
+        'invalid_query',
+        `Unknown filter ${name}; this endpoint filters on ${allowed.map((f) => `filter[${f}]`).join(', ')}.`,
+      );
     }
     request[FILTERS[name as FilterName]] = value;
   }
@@ -161,7 +165,9 @@ function resourceRoutes<Rec, In>(r: Resource<Rec, In>): RouteDef[] {
 }
 
 /** Typed so each resource's `toInput` sees its own schemas' output. */
-function writes<I extends z.ZodObject, P extends z.ZodObject, In, Rec>(w: Writes<I, P, In, Rec>): Writes<z.ZodObject, z.ZodObject, In, Rec> {
+function writes<I extends z.ZodObject, P extends z.ZodObject, In, Rec>(
+  w: Writes<I, P, In, Rec>,
+): Writes<z.ZodObject, z.ZodObject, In, Rec> {
   return w as unknown as Writes<z.ZodObject, z.ZodObject, In, Rec>;
 }
 

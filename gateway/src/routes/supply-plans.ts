@@ -14,7 +14,12 @@ const name = z.string().trim().max(MAX_NAME_LENGTH);
 const body = z
   .strictObject({
     // A string first, so an absent mode reads "required" and a wrong one "invalid".
-    mode: z.string().pipe(z.enum(GENERATION_MODES)).describe('partner (any item-location: sell-through where a trading partner reports it, else forecast, else history) | standard | auto (docs/supply-planning.md)'),
+    mode: z
+      .string()
+      .pipe(z.enum(GENERATION_MODES))
+      .describe(
+        'partner (any item-location: sell-through where a trading partner reports it, else forecast, else history) | standard | auto (docs/supply-planning.md)',
+      ),
     item_location_id: id.optional(),
     item_name: name.optional().describe('with location_name'),
     location_name: name.optional().describe('with item_name'),
@@ -30,29 +35,52 @@ const body = z
       view_id: value.view_id ?? 0,
       view_name: value.view_name ?? '',
     });
-    for (const [path, messages] of Object.entries(errors)) for (const message of messages) ctx.addIssue({ code: 'custom', path: [path], message });
+    for (const [path, messages] of Object.entries(errors))
+      for (const message of messages) ctx.addIssue({ code: 'custom', path: [path], message });
   });
 
-const MRP_FIELDS = ['gross_requirements', 'scheduled_receipts', 'projected_available', 'net_requirements', 'planned_receipts', 'planned_releases'] as const;
-const planRow = z.object({
-  plan_run_id: z.number().int(),
-  view_id: z.number().int(),
-  view_name: z.string(),
-  item_location_id: z.number().int(),
-  item_id: z.number().int(),
-  item_name: z.string(),
-  location_id: z.number().int(),
-  location_name: z.string(),
-  period_start: z.string(),
-  ...Object.fromEntries(MRP_FIELDS.map((field) => [field, z.number()])),
-}).meta({ id: 'PlanRow' });
+const MRP_FIELDS = [
+  'gross_requirements',
+  'scheduled_receipts',
+  'projected_available',
+  'net_requirements',
+  'planned_receipts',
+  'planned_releases',
+] as const;
+const planRow = z
+  .object({
+    plan_run_id: z.number().int(),
+    view_id: z.number().int(),
+    view_name: z.string(),
+    item_location_id: z.number().int(),
+    item_id: z.number().int(),
+    item_name: z.string(),
+    location_id: z.number().int(),
+    location_name: z.string(),
+    period_start: z.string(),
+    ...Object.fromEntries(MRP_FIELDS.map((field) => [field, z.number()])),
+  })
+  .meta({ id: 'PlanRow' });
 
 /** Where the planned safety stock came from: the fixed quantity, or the service level and the forecast spread over the lead time. */
 function safetyStockOf(s: pb.SafetyStockSource | undefined) {
   if (!s || s.source !== 'service_level') {
-    return { source: 'fixed', quantity: s?.quantity ?? 0, service_level: s?.service_level ? s.service_level : null, ...(s?.note ? { note: s.note } : {}) };
+    return {
+      source: 'fixed',
+      quantity: s?.quantity ?? 0,
+      service_level: s?.service_level ? s.service_level : null,
+      ...(s?.note ? { note: s.note } : {}),
+    };
   }
-  return { source: 'service_level', quantity: s.quantity, service_level: s.service_level, z: s.z, sigma_lead_time: s.sigma_lead_time, series: s.series, forecast_run_ids: s.forecast_run_ids };
+  return {
+    source: 'service_level',
+    quantity: s.quantity,
+    service_level: s.service_level,
+    z: s.z,
+    sigma_lead_time: s.sigma_lead_time,
+    series: s.series,
+    forecast_run_ids: s.forecast_run_ids,
+  };
 }
 
 /** The 200 body: the stored MRP rows in `data`, the why of the plan in `meta`. */
@@ -130,7 +158,12 @@ export function supplyPlanRoutes(clients: Clients): RouteDef[] {
       body,
       alsoAnswers: [202],
       serviceIdempotency: true,
-      response: z.object({ message: z.string(), data: z.array(z.union([planRow, jobSchema])), meta: z.record(z.string(), z.unknown()), links: linksSchema }),
+      response: z.object({
+        message: z.string(),
+        data: z.array(z.union([planRow, jobSchema])),
+        meta: z.record(z.string(), z.unknown()),
+        links: linksSchema,
+      }),
       async handler({ body: input, req, params }) {
         const answer = await clients.compute.generateSupplyPlan(
           {

@@ -14,8 +14,7 @@ const LEGACY_HEADERS = {
   Deprecation: `@${Date.UTC(2025, 0, 1) / 1000}`,
   Sunset: LEGACY_EXCHANGE_SUNSET.toUTCString(),
 };
-const CREATED_MESSAGE =
-  'Token created successfully. Store the plain_text_token now: it is returned only once and cannot be recovered.';
+const CREATED_MESSAGE = 'Token created successfully. Store the plain_text_token now: it is returned only once and cannot be recovered.';
 /**
  * Token creation under an Idempotency-Key. A token's secret is stored
  * only as a hash, and the answer kept for a replay (in the workflows service's store) must
@@ -76,9 +75,7 @@ export function parseExpiry(value: string): Date | null {
 function tokenBody(now: () => Date) {
   return z.object({
     name: z.string().trim().min(1).max(255),
-    scopes: z
-      .array(z.enum(SCOPES))
-      .refine((s) => s.length > 0, { message: 'The scopes field is required.' }),
+    scopes: z.array(z.enum(SCOPES)).refine((s) => s.length > 0, { message: 'The scopes field is required.' }),
     expires_at: z
       .string()
       .nullish()
@@ -86,26 +83,35 @@ function tokenBody(now: () => Date) {
         if (value === null || value === undefined || value === '') return;
         const at = parseExpiry(value);
         if (!at) ctx.addIssue({ code: 'custom', message: 'The expires at field must be a valid date.' });
-        else if (at.getTime() <= now().getTime()) ctx.addIssue({ code: 'custom', message: 'The expires at field must be a date after now.' });
+        else if (at.getTime() <= now().getTime())
+          ctx.addIssue({ code: 'custom', message: 'The expires at field must be a date after now.' });
       }),
   });
 }
 
-const tokenSchema = z.object({
-  id: z.number().int(),
-  name: z.string(),
-  scopes: z.array(z.string()),
-  status: z.enum(['active', 'expired', 'revoked']),
-  expires_at: z.string().nullable(),
-  last_used_at: z.string().nullable(),
-  revoked_at: z.string().nullable(),
-  created_at: z.string(),
-  user_id: z.number().int(),
-  user_email: z.string(),
-}).meta({ id: 'Token' });
+const tokenSchema = z
+  .object({
+    id: z.number().int(),
+    name: z.string(),
+    scopes: z.array(z.string()),
+    status: z.enum(['active', 'expired', 'revoked']),
+    expires_at: z.string().nullable(),
+    last_used_at: z.string().nullable(),
+    revoked_at: z.string().nullable(),
+    created_at: z.string(),
+    user_id: z.number().int(),
+    user_email: z.string(),
+  })
+  .meta({ id: 'Token' });
 const createdSchema = z.object({
   message: z.string(),
-  data: z.array(tokenSchema.extend({ plain_text_token: z.string().optional().describe('The secret, shown once: absent from an Idempotency-Key replay.') })).length(1),
+  data: z
+    .array(
+      tokenSchema.extend({
+        plain_text_token: z.string().optional().describe('The secret, shown once: absent from an Idempotency-Key replay.'),
+      }),
+    )
+    .length(1),
   meta: emptyMetaSchema,
   links: linksSchema,
 });
@@ -124,8 +130,17 @@ export interface TokenRouteDeps {
 
 /** Validated by the handler, after the deprecation headers are set. */
 const exchangeBody = z.object({
-  email: z.string().trim().min(1).max(255).meta({ examples: ['planner@acme.test'] }),
-  password: z.string().min(1).max(1024).meta({ examples: ['secret'] }),
+  email: z
+    .string()
+    .trim()
+    .min(1)
+    .max(255)
+    .meta({ examples: ['planner@acme.test'] }),
+  password: z
+    .string()
+    .min(1)
+    .max(1024)
+    .meta({ examples: ['secret'] }),
 });
 
 export function tokenRoutes({ clients, now, revoked }: TokenRouteDeps): RouteDef[] {
@@ -228,7 +243,10 @@ export function tokenRoutes({ clients, now, revoked }: TokenRouteDeps): RouteDef
         // Set first, so every answer (422, 401, 429, 410) carries them.
         for (const [k, v] of Object.entries(LEGACY_HEADERS)) res.setHeader(k, v);
         if (now().getTime() >= LEGACY_EXCHANGE_SUNSET.getTime()) {
-          throw problem('gone', 'The legacy token exchange was removed on 2027-01-01. Create tokens on the API Access page or with POST /tokens.');
+          throw problem(
+            'gone',
+            'The legacy token exchange was removed on 2027-01-01. Create tokens on the API Access page or with POST /tokens.',
+          );
         }
         const input = parseInput(exchangeBody, req.body);
         try {

@@ -19,7 +19,14 @@ const invalidQuery = (detail: string) => new AppError('invalid_query', detail, {
 const nameList = z
   .string()
   .max(MAX_LIST * 256)
-  .transform((value) => [...new Set(value.split(',').map((name) => name.trim()).filter(Boolean))])
+  .transform((value) => [
+    ...new Set(
+      value
+        .split(',')
+        .map((name) => name.trim())
+        .filter(Boolean),
+    ),
+  ])
   .pipe(z.array(z.string().max(255, 'The filter values must not be greater than 255 characters.')).max(MAX_LIST));
 const date = z.iso.date();
 
@@ -44,7 +51,10 @@ interface CursorList<F extends FilterSchemas, Res extends { page?: pb.PageInfo }
 function commaNames(param: 'sort' | 'include', raw: unknown, allowed: readonly string[], strip = (name: string) => name): string[] {
   if (raw === undefined) return [];
   if (typeof raw !== 'string') throw new ValidationError({ [param]: [`The ${param} field must be a string.`] });
-  const names = raw.split(',').map((name) => name.trim()).filter(Boolean);
+  const names = raw
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
   for (const name of names) {
     if (!allowed.includes(strip(name))) {
       const list = allowed.length > 0 ? `allowed: ${allowed.join(', ')}` : 'this endpoint takes none';
@@ -74,9 +84,19 @@ function cursorListRoute<F extends FilterSchemas, Res extends { page?: pb.PageIn
       .unknown()
       .optional()
       .describe(`filter[name]=value; names: ${filterNames.join(', ')}; name filters take comma lists`)
-      .meta({ type: 'object', properties: Object.fromEntries(filterNames.map((name) => [name, { type: 'string' }])), additionalProperties: false }),
-    sort: z.unknown().optional().describe(`comma list of ${sortNames.join(', ')}; a leading - sorts descending; ties break on id`),
-    include: z.unknown().optional().describe(list.includes.length > 0 ? `comma list of ${list.includes.join(', ')}` : 'none'),
+      .meta({
+        type: 'object',
+        properties: Object.fromEntries(filterNames.map((name) => [name, { type: 'string' }])),
+        additionalProperties: false,
+      }),
+    sort: z
+      .unknown()
+      .optional()
+      .describe(`comma list of ${sortNames.join(', ')}; a leading - sorts descending; ties break on id`),
+    include: z
+      .unknown()
+      .optional()
+      .describe(list.includes.length > 0 ? `comma list of ${list.includes.join(', ')}` : 'none'),
   });
   return defineRoute({
     method: 'get',
@@ -98,14 +118,17 @@ function cursorListRoute<F extends FilterSchemas, Res extends { page?: pb.PageIn
         throw invalidQuery(`Filters are written filter[name]=value; names: ${filterNames.join(', ')}.`);
       }
       for (const name of Object.keys(rawFilter)) {
-        if (!filterNames.includes(name)) throw invalidQuery(`Unknown filter ${JSON.stringify(name)}; allowed: ${filterNames.map((f) => `filter[${f}]`).join(', ')}.`);
+        if (!filterNames.includes(name))
+          throw invalidQuery(`Unknown filter ${JSON.stringify(name)}; allowed: ${filterNames.map((f) => `filter[${f}]`).join(', ')}.`);
       }
       const sort = commaNames('sort', input.sort, sortNames, (name) => name.replace(/^-/, ''));
       const include = new Set(commaNames('include', input.include, list.includes));
       // `filter[x][$ne]=y` arrives as an object: a value, never an operator, reaches the service.
       const notStrings = Object.entries(rawFilter).filter(([, value]) => typeof value !== 'string');
       if (notStrings.length > 0) {
-        throw new ValidationError(Object.fromEntries(notStrings.map(([name]) => [`filter.${name}`, [`The filter.${name} field must be a string.`]])));
+        throw new ValidationError(
+          Object.fromEntries(notStrings.map(([name]) => [`filter.${name}`, [`The filter.${name} field must be a string.`]])),
+        );
       }
       const parsed = filterSchema.safeParse(rawFilter, { reportInput: true });
       if (!parsed.success) throw new ValidationError(fieldErrorsFromZod(parsed.error, ['filter']));
@@ -159,33 +182,39 @@ function cursorListRoute<F extends FilterSchemas, Res extends { page?: pb.PageIn
 
 const timestamps = { created_at: z.string(), updated_at: z.string() };
 
-const salesRecord = z.object({
-  id: z.number().int(),
-  item_customer_group_id: z.number().int(),
-  item_id: z.number().int(),
-  item_name: z.string(),
-  customer_group_id: z.number().int(),
-  customer_group_name: z.string(),
-  sale_type_name: z.string(),
-  timing_interval: z.string(),
-  sell_date: z.string(),
-  quantity: z.number(),
-  uom: z.string(),
-  uom_abbr: z.string(),
-  ...timestamps,
-  item: z.object({ id: z.number().int(), name: z.string() }).optional(),
-  customer_group: z.object({ id: z.number().int(), name: z.string() }).optional(),
-  hierarchy: z
-    .object({ item: z.record(z.string(), z.string()), customer_group: z.record(z.string(), z.string()) })
-    .optional()
-    .describe('with include=hierarchy: level name -> value, set levels only'),
-}).meta({ id: 'Sale' });
+const salesRecord = z
+  .object({
+    id: z.number().int(),
+    item_customer_group_id: z.number().int(),
+    item_id: z.number().int(),
+    item_name: z.string(),
+    customer_group_id: z.number().int(),
+    customer_group_name: z.string(),
+    sale_type_name: z.string(),
+    timing_interval: z.string(),
+    sell_date: z.string(),
+    quantity: z.number(),
+    uom: z.string(),
+    uom_abbr: z.string(),
+    ...timestamps,
+    item: z.object({ id: z.number().int(), name: z.string() }).optional(),
+    customer_group: z.object({ id: z.number().int(), name: z.string() }).optional(),
+    hierarchy: z
+      .object({ item: z.record(z.string(), z.string()), customer_group: z.record(z.string(), z.string()) })
+      .optional()
+      .describe('with include=hierarchy: level name -> value, set levels only'),
+  })
+  .meta({ id: 'Sale' });
 
 /** Level name -> value for the levels that have one (as the items resource shows hierarchy). */
 const levelValues = (levels: readonly string[], values: readonly string[]) =>
   Object.fromEntries(levels.map((level, i) => [level, values[i] ?? '']).filter(([, value]) => value !== ''));
 
-export function presentSale(record: pb.SalesRecord, include: ReadonlySet<string>, levels: { item_levels: string[]; customer_group_levels: string[] }) {
+export function presentSale(
+  record: pb.SalesRecord,
+  include: ReadonlySet<string>,
+  levels: { item_levels: string[]; customer_group_levels: string[] },
+) {
   return {
     id: record.id,
     item_customer_group_id: record.item_customer_group_id,
@@ -214,20 +243,22 @@ export function presentSale(record: pb.SalesRecord, include: ReadonlySet<string>
   };
 }
 
-const inventoryRecord = z.object({
-  id: z.number().int(),
-  item_id: z.number().int(),
-  item_name: z.string(),
-  location_id: z.number().int(),
-  location_name: z.string(),
-  bin_name: z.string().nullable(),
-  lot_name: z.string().nullable(),
-  inventory_date: z.string(),
-  quantity: z.number(),
-  uom: z.string(),
-  uom_abbr: z.string(),
-  ...timestamps,
-}).meta({ id: 'InventoryRecord' });
+const inventoryRecord = z
+  .object({
+    id: z.number().int(),
+    item_id: z.number().int(),
+    item_name: z.string(),
+    location_id: z.number().int(),
+    location_name: z.string(),
+    bin_name: z.string().nullable(),
+    lot_name: z.string().nullable(),
+    inventory_date: z.string(),
+    quantity: z.number(),
+    uom: z.string(),
+    uom_abbr: z.string(),
+    ...timestamps,
+  })
+  .meta({ id: 'InventoryRecord' });
 
 const presentInventory = (record: pb.InventoryRecord) => ({
   id: record.id,
@@ -257,8 +288,16 @@ const planIds = {
   location_name: z.string(),
   period_start: z.string(),
 };
-const numbers = <K extends string>(names: readonly K[]) => Object.fromEntries(names.map((name) => [name, z.number()])) as Record<K, z.ZodNumber>;
-const SUPPLY_FIELDS = ['gross_requirements', 'scheduled_receipts', 'projected_available', 'net_requirements', 'planned_receipts', 'planned_releases'] as const;
+const numbers = <K extends string>(names: readonly K[]) =>
+  Object.fromEntries(names.map((name) => [name, z.number()])) as Record<K, z.ZodNumber>;
+const SUPPLY_FIELDS = [
+  'gross_requirements',
+  'scheduled_receipts',
+  'projected_available',
+  'net_requirements',
+  'planned_receipts',
+  'planned_releases',
+] as const;
 const FINANCIAL_FIELDS = ['satisfied_demand', 'revenue', 'cost_of_goods', 'gross_margin', 'purchase_spend', 'inventory_value'] as const;
 const supplyPlanRecord = z.object({ ...planIds, ...numbers(SUPPLY_FIELDS), ...timestamps }).meta({ id: 'SupplyPlanRow' });
 const financialPlanRecord = z.object({ ...planIds, ...numbers(FINANCIAL_FIELDS), ...timestamps }).meta({ id: 'FinancialPlanRow' });

@@ -9,24 +9,28 @@ const TAG = 'Credits and usage';
 /** Credit utilities: any token of the tenant, no data scope, no cost (asking what is left must not spend it). */
 const UTILITY: Access = { kind: 'token', scope: null, module: null, level: 'view', cost: 'utility' };
 
-const creditsSchema = z.object({
-  period: z.string().describe('Calendar month in UTC, YYYY-MM'),
-  period_start: z.string().describe('First instant of the period (inclusive)'),
-  period_end: z.string().describe('First instant of the next period (exclusive)'),
-  allowance: z.number().int(),
-  used: z.number().int().describe('Credits recorded in the period; may trail `balance` by the records still on their way'),
-  balance: z.number().int().describe('Credits left; the same figure as the Credits-Remaining header'),
-}).meta({ id: 'Credits' });
+const creditsSchema = z
+  .object({
+    period: z.string().describe('Calendar month in UTC, YYYY-MM'),
+    period_start: z.string().describe('First instant of the period (inclusive)'),
+    period_end: z.string().describe('First instant of the next period (exclusive)'),
+    allowance: z.number().int(),
+    used: z.number().int().describe('Credits recorded in the period; may trail `balance` by the records still on their way'),
+    balance: z.number().int().describe('Credits left; the same figure as the Credits-Remaining header'),
+  })
+  .meta({ id: 'Credits' });
 
-const usageRowSchema = z.object({
-  day: z.string().nullable(),
-  method: z.string().nullable(),
-  endpoint: z.string().nullable(),
-  token_id: z.number().int().nullable(),
-  token_name: z.string().nullable(),
-  requests: z.number().int(),
-  credits: z.number().int(),
-}).meta({ id: 'UsageRow' });
+const usageRowSchema = z
+  .object({
+    day: z.string().nullable(),
+    method: z.string().nullable(),
+    endpoint: z.string().nullable(),
+    token_id: z.number().int().nullable(),
+    token_name: z.string().nullable(),
+    requests: z.number().int(),
+    credits: z.number().int(),
+  })
+  .meta({ id: 'UsageRow' });
 
 const usageQuery = z
   .object({

@@ -14,7 +14,13 @@ const TAG = 'Workflows';
 /** A JSON sync of 10,000 rows (the most one request takes) gets this long to stage or dry-run. */
 export const SYNC_DEADLINE_MS = 120_000;
 
-const access = (module: 'demand' | 'inventory'): Access => ({ kind: 'token', scope: 'public_api.workflow', module, level: 'planner', cost: 'workflow' });
+const access = (module: 'demand' | 'inventory'): Access => ({
+  kind: 'token',
+  scope: 'public_api.workflow',
+  module,
+  level: 'planner',
+  cost: 'workflow',
+});
 
 /** The Idempotency-Key header ("" = none; the service checks its form). */
 export function idempotencyKeyOf(req: Request): string {
@@ -29,13 +35,15 @@ function assertReplaceAllowed(res: Response, mode: unknown): void {
   }
 }
 
-const dryRunSchema = z.object({
-  dry_run: z.literal(true),
-  total: z.number(),
-  result: z.object({ created: z.number(), updated: z.number(), deleted: z.number(), unchanged: z.number(), failed: z.number() }),
-  errors: z.array(z.object({ row: z.number(), field: z.string(), message: z.string() })),
-  errors_count: z.number(),
-}).meta({ id: 'SyncDryRun' });
+const dryRunSchema = z
+  .object({
+    dry_run: z.literal(true),
+    total: z.number(),
+    result: z.object({ created: z.number(), updated: z.number(), deleted: z.number(), unchanged: z.number(), failed: z.number() }),
+    errors: z.array(z.object({ row: z.number(), field: z.string(), message: z.string() })),
+    errors_count: z.number(),
+  })
+  .meta({ id: 'SyncDryRun' });
 
 /** 202 with the job, or 200 with what a dry run found; `Idempotent-Replayed` on a replay. */
 function present(tenant: string, noun: string, answer: pb.SyncAnswer): Reply {
@@ -83,7 +91,20 @@ const salesRow = z
     quantity,
     uom: z.string(),
   })
-  .meta({ id: 'SalesSyncRow', examples: [{ sale_type_name: 'History', item_name: 'SKU-0001', customer_group_name: 'Retail', sell_date: '2026-05-04', timing_interval: 'week', quantity: 12.5, uom: 'ea' }] });
+  .meta({
+    id: 'SalesSyncRow',
+    examples: [
+      {
+        sale_type_name: 'History',
+        item_name: 'SKU-0001',
+        customer_group_name: 'Retail',
+        sell_date: '2026-05-04',
+        timing_interval: 'week',
+        quantity: 12.5,
+        uom: 'ea',
+      },
+    ],
+  });
 const inventoryRow = z
   .object({
     item_name: z.string(),
@@ -94,10 +115,16 @@ const inventoryRow = z
     bin_name: z.string().nullish(),
     lot_name: z.string().nullish(),
   })
-  .meta({ id: 'InventorySyncRow', examples: [{ item_name: 'SKU-0001', location_name: 'DC-East', inventory_date: '2026-05-04', quantity: 40, uom: 'ea' }] });
+  .meta({
+    id: 'InventorySyncRow',
+    examples: [{ item_name: 'SKU-0001', location_name: 'DC-East', inventory_date: '2026-05-04', quantity: 40, uom: 'ea' }],
+  });
 const syncBody = (row: z.ZodType, scope: z.ZodType) =>
   z.object({
-    mode: z.enum(['upsert', 'replace']).optional().describe('upsert (default), or replace inside `scope` (needs public_api.workflow.replace)'),
+    mode: z
+      .enum(['upsert', 'replace'])
+      .optional()
+      .describe('upsert (default), or replace inside `scope` (needs public_api.workflow.replace)'),
     dry_run: flag.optional(),
     scope: scope.optional().describe('Names, any case; required for replace'),
     options: z
@@ -110,7 +137,12 @@ const syncBodies = {
   inventory: syncBody(inventoryRow, z.object({ location: z.string().optional(), item: z.string().optional() })),
 };
 
-const responses = z.object({ message: z.string(), data: z.array(z.union([jobSchema, dryRunSchema])), meta: emptyMetaSchema, links: linksSchema });
+const responses = z.object({
+  message: z.string(),
+  data: z.array(z.union([jobSchema, dryRunSchema])),
+  meta: emptyMetaSchema,
+  links: linksSchema,
+});
 
 export function workflowRoutes(clients: Clients): RouteDef[] {
   const sync = (entity: 'sales' | 'inventory', module: 'demand' | 'inventory'): RouteDef[] => {
@@ -165,8 +197,5 @@ export function workflowRoutes(clients: Clients): RouteDef[] {
       }),
     ];
   };
-  return [
-    ...sync('sales', 'demand'),
-    ...sync('inventory', 'inventory'),
-  ];
+  return [...sync('sales', 'demand'), ...sync('inventory', 'inventory')];
 }

@@ -49,7 +49,8 @@ export async function streamImport(clients: Clients, req: Request, options: Impo
       return;
     }
     parser.on('field', (name, value, info) => {
-      if (info.valueTruncated) failure ??= new ValidationError({ [name]: [`The ${name} field must not be greater than ${LIMITS.fieldSize / 1024} kilobytes.`] });
+      if (info.valueTruncated)
+        failure ??= new ValidationError({ [name]: [`The ${name} field must not be greater than ${LIMITS.fieldSize / 1024} kilobytes.`] });
       else setFormField(fields, name, value);
     });
     parser.on('file', (name, stream, info) => {
@@ -61,9 +62,21 @@ export async function streamImport(clients: Clients, req: Request, options: Impo
       sawFile = true;
       const opened = clients.workflows.importFile({ deadlineMs: IMPORT_DEADLINE_MS, context: options.context });
       call = opened;
-      pending = opened.write({ part: { $case: 'start', start: { entity: options.entity, shape: options.shape, idempotency_key: options.idempotencyKey, file_name: info.filename ?? '' } } }).catch((err) => {
-        failure ??= err;
-      });
+      pending = opened
+        .write({
+          part: {
+            $case: 'start',
+            start: {
+              entity: options.entity,
+              shape: options.shape,
+              idempotency_key: options.idempotencyKey,
+              file_name: info.filename ?? '',
+            },
+          },
+        })
+        .catch((err) => {
+          failure ??= err;
+        });
       stream.on('data', (data: Buffer) => {
         if (failure || oversize) return;
         stream.pause();

@@ -16,7 +16,14 @@ const PLAN_ROWS = 1000;
 
 export interface ExplorerData {
   itemLocations: Array<{ id: number; label: string }>;
-  itemLocation: { id: number; item_name: string; location_name: string; safety_stock: number; service_level: number; lead_time: number } | null;
+  itemLocation: {
+    id: number;
+    item_name: string;
+    location_name: string;
+    safety_stock: number;
+    service_level: number;
+    lead_time: number;
+  } | null;
   series: Array<{ customer_group_id: number; customer_group_name: string }>;
   selected: {
     customer_group_name: string;
@@ -28,16 +35,30 @@ export interface ExplorerData {
     history: Array<{ date: string; quantity: number }>;
     forecast: Array<{ date: string; forecast: number; lo80: number; hi80: number; lo95: number; hi95: number }>;
   } | null;
-  plan: { view_name: string; plan_run_id: number; rows: Array<{ period_start: string; projected_available: number; planned_receipts: number; gross_requirements: number }> } | null;
+  plan: {
+    view_name: string;
+    plan_run_id: number;
+    rows: Array<{ period_start: string; projected_available: number; planned_receipts: number; gross_requirements: number }>;
+  } | null;
 }
 
 /** The newest run's diagnostics of every series of the item it forecast (empty: the item was never forecast). */
-async function latestSeries(clients: Clients, call: CallOverrides, itemName: string): Promise<{ run: number; series: cpb.ForecastSeriesDiagnostics[] }> {
+async function latestSeries(
+  clients: Clients,
+  call: CallOverrides,
+  itemName: string,
+): Promise<{ run: number; series: cpb.ForecastSeriesDiagnostics[] }> {
   const runs = await clients.compute.listForecastRuns({ per_page: RUNS_SEARCHED, after_id: 0, backward: false }, call);
   for (const run of runs.runs) {
     if (run.forecast_count === 0) continue;
     const found = await clients.compute.getForecastRun(
-      { run_id: run.id, filter: { item_names: [itemName], customer_group_names: [], models: [], series_classes: [], statuses: ['forecast'] }, per_page: 1000, after_position: -1, backward: false },
+      {
+        run_id: run.id,
+        filter: { item_names: [itemName], customer_group_names: [], models: [], series_classes: [], statuses: ['forecast'] },
+        per_page: 1000,
+        after_position: -1,
+        backward: false,
+      },
       call,
     );
     if (found.series.length > 0) return { run: run.id, series: found.series };
@@ -45,8 +66,15 @@ async function latestSeries(clients: Clients, call: CallOverrides, itemName: str
   return { run: 0, series: [] };
 }
 
-export async function explorerData(clients: Clients, call: CallOverrides, query: { item_location_id?: number; customer_group_id?: number }): Promise<ExplorerData> {
-  const list = await clients.reference.listItemLocations({ page: { page: 1, per_page: ITEM_LOCATIONS_LISTED, total: 0 }, filter_name: '', filter_item_name: '', filter_location_name: '' }, call);
+export async function explorerData(
+  clients: Clients,
+  call: CallOverrides,
+  query: { item_location_id?: number; customer_group_id?: number },
+): Promise<ExplorerData> {
+  const list = await clients.reference.listItemLocations(
+    { page: { page: 1, per_page: ITEM_LOCATIONS_LISTED, total: 0 }, filter_name: '', filter_item_name: '', filter_location_name: '' },
+    call,
+  );
   const itemLocations = list.records.map((r) => ({ id: r.id, label: `${r.item_name} @ ${r.location_name}` }));
   const il: rpb.ItemLocation | undefined = list.records.find((r) => r.id === query.item_location_id) ?? list.records[0];
   if (!il) return { itemLocations, itemLocation: null, series: [], selected: null, plan: null };
@@ -54,7 +82,13 @@ export async function explorerData(clients: Clients, call: CallOverrides, query:
     latestSeries(clients, call, il.item_name),
     clients.transactional.querySupplyPlans(
       {
-        filter: { item_names: [il.item_name], location_names: [il.location_name], view_names: [], period_start_from: '', period_start_to: '' },
+        filter: {
+          item_names: [il.item_name],
+          location_names: [il.location_name],
+          view_names: [],
+          period_start_from: '',
+          period_start_to: '',
+        },
         page: { per_page: PLAN_ROWS, sort: [{ field: 'period_start', descending: false }], after: '', backward: false },
       },
       call,
@@ -65,7 +99,15 @@ export async function explorerData(clients: Clients, call: CallOverrides, query:
   if (chosen) {
     const history = await clients.transactional.querySales(
       {
-        filter: { item_names: [], customer_group_names: [], sale_type_names: ['History'], timing_intervals: [], sell_date_from: '', sell_date_to: '', item_customer_group_ids: [chosen.series!.item_customer_group_id] },
+        filter: {
+          item_names: [],
+          customer_group_names: [],
+          sale_type_names: ['History'],
+          timing_intervals: [],
+          sell_date_from: '',
+          sell_date_to: '',
+          item_customer_group_ids: [chosen.series!.item_customer_group_id],
+        },
         page: { per_page: HISTORY_POINTS, sort: [{ field: 'sell_date', descending: false }], after: '', backward: false },
         include_hierarchy: false,
       },
@@ -88,21 +130,32 @@ export async function explorerData(clients: Clients, call: CallOverrides, query:
   const rows = plans.records.filter((r) => r.plan_run_id === newest);
   return {
     itemLocations,
-    itemLocation: { id: il.id, item_name: il.item_name, location_name: il.location_name, safety_stock: il.safety_stock, service_level: il.service_level, lead_time: il.lead_time },
-    series: latest.series.map((s) => ({ customer_group_id: s.series!.customer_group_id, customer_group_name: s.series!.customer_group_name })),
+    itemLocation: {
+      id: il.id,
+      item_name: il.item_name,
+      location_name: il.location_name,
+      safety_stock: il.safety_stock,
+      service_level: il.service_level,
+      lead_time: il.lead_time,
+    },
+    series: latest.series.map((s) => ({
+      customer_group_id: s.series!.customer_group_id,
+      customer_group_name: s.series!.customer_group_name,
+    })),
     selected,
-    plan: rows.length > 0
-      ? {
-          view_name: rows[0]!.view_name,
-          plan_run_id: newest,
-          rows: rows.map((r) => ({
-            period_start: r.bucket!.period_start,
-            projected_available: r.bucket!.projected_available,
-            planned_receipts: r.bucket!.planned_receipts,
-            gross_requirements: r.bucket!.gross_requirements,
-          })),
-        }
-      : null,
+    plan:
+      rows.length > 0
+        ? {
+            view_name: rows[0]!.view_name,
+            plan_run_id: newest,
+            rows: rows.map((r) => ({
+              period_start: r.bucket!.period_start,
+              projected_available: r.bucket!.projected_available,
+              planned_receipts: r.bucket!.planned_receipts,
+              gross_requirements: r.bucket!.gross_requirements,
+            })),
+          }
+        : null,
   };
 }
 
@@ -115,9 +168,14 @@ export function explorerPage(opts: { slug: string; tenantName: string; email: st
   const { slug, data } = opts;
   const il = data.itemLocation;
   const s = data.selected;
-  const options = data.itemLocations.map((o) => `<option value="${o.id}"${il && o.id === il.id ? ' selected' : ''}>${esc(o.label)}</option>`).join('');
+  const options = data.itemLocations
+    .map((o) => `<option value="${o.id}"${il && o.id === il.id ? ' selected' : ''}>${esc(o.label)}</option>`)
+    .join('');
   const groups = data.series
-    .map((g) => `<option value="${g.customer_group_id}"${s && g.customer_group_name === s.customer_group_name ? ' selected' : ''}>${esc(g.customer_group_name)}</option>`)
+    .map(
+      (g) =>
+        `<option value="${g.customer_group_id}"${s && g.customer_group_name === s.customer_group_name ? ' selected' : ''}>${esc(g.customer_group_name)}</option>`,
+    )
     .join('');
   const safety = il
     ? il.service_level > 0
@@ -126,7 +184,11 @@ export function explorerPage(opts: { slug: string; tenantName: string; email: st
     : '';
   const model = s
     ? `<dl class="facts"><dt>Customer group</dt><dd>${esc(s.customer_group_name)}</dd><dt>Model</dt><dd id="model">${esc(s.model)}</dd>
-<dt>Demand class</dt><dd>${esc(s.series_class)}</dd><dt>Parameters</dt><dd>${esc(Object.entries(s.parameters).map(([k, v]) => `${k}=${fmt(v, 4)}`).join(', ') || '—')}</dd>
+<dt>Demand class</dt><dd>${esc(s.series_class)}</dd><dt>Parameters</dt><dd>${esc(
+        Object.entries(s.parameters)
+          .map(([k, v]) => `${k}=${fmt(v, 4)}`)
+          .join(', ') || '—',
+      )}</dd>
 <dt>Validation</dt><dd id="accuracy">MASE ${esc(fmt(s.validation?.mase))} · RMSSE ${esc(fmt(s.validation?.rmsse))} · bias ${esc(fmt(s.validation?.bias))}</dd>
 <dt>Forecast run</dt><dd>${s.run_id}</dd></dl>`
     : '<p class="muted" id="no-forecast">This item has not been forecast yet: run POST /forecasts/generate for it.</p>';

@@ -31,7 +31,11 @@ type Session = supply_tokens_v1.Session;
 
 /** An HTML answer that ends a page request early (404, 403, 419, 429). */
 class PageError extends Error {
-  constructor(readonly status: number, readonly title: string, readonly text: string) {
+  constructor(
+    readonly status: number,
+    readonly title: string,
+    readonly text: string,
+  ) {
     super(text);
   }
 }
@@ -58,10 +62,18 @@ export function webPages(deps: WebPageDeps): Router {
     res.type('application/javascript').set('Cache-Control', 'public, max-age=300').send(EXPLORER_SCRIPT);
   });
   router.get('/assets/uplot.js', (_req, res, next) => {
-    res.sendFile(join(UPLOT_DIR, 'uPlot.iife.min.js'), { maxAge: '1h', headers: { 'Content-Type': 'application/javascript; charset=utf-8' } }, (err) => err && next(err));
+    res.sendFile(
+      join(UPLOT_DIR, 'uPlot.iife.min.js'),
+      { maxAge: '1h', headers: { 'Content-Type': 'application/javascript; charset=utf-8' } },
+      (err) => err && next(err),
+    );
   });
   router.get('/assets/uplot.css', (_req, res, next) => {
-    res.sendFile(join(UPLOT_DIR, 'uPlot.min.css'), { maxAge: '1h', headers: { 'Content-Type': 'text/css; charset=utf-8' } }, (err) => err && next(err));
+    res.sendFile(
+      join(UPLOT_DIR, 'uPlot.min.css'),
+      { maxAge: '1h', headers: { 'Content-Type': 'text/css; charset=utf-8' } },
+      (err) => err && next(err),
+    );
   });
 
   // Only on the page routes: API answers keep their own caching headers and ignore cookies.
@@ -103,7 +115,11 @@ export function webPages(deps: WebPageDeps): Router {
     }
     const user = found.session.user!;
     if (!user.is_admin && (user.levels[module] ?? 'none') === 'none') {
-      throw new PageError(403, 'No access', `Your account has no access to the ${module === 'demand' ? 'Demand' : 'Public API'} module of this workspace.`);
+      throw new PageError(
+        403,
+        'No access',
+        `Your account has no access to the ${module === 'demand' ? 'Demand' : 'Public API'} module of this workspace.`,
+      );
     }
     return { ...found, csrf: csrfToken(found.cookie, 'session') };
   }
@@ -113,7 +129,10 @@ export function webPages(deps: WebPageDeps): Router {
       { actor: { user_id: view.session.user!.id, operator: false }, user_email: view.session.user!.email, page: 1, per_page: 100 },
       asTenant(view.tenant.slug),
     );
-    res.status(status).type('html').send(apiAccessPage({ ...view, tokens: list.tokens, now: deps.now() }));
+    res
+      .status(status)
+      .type('html')
+      .send(apiAccessPage({ ...view, tokens: list.tokens, now: deps.now() }));
   }
 
   router.get('/:tenant/login', page, async (req, res) => {
@@ -130,7 +149,10 @@ export function webPages(deps: WebPageDeps): Router {
     const email = typeof req.body.email === 'string' ? req.body.email.trim() : '';
     const password = typeof req.body.password === 'string' ? req.body.password : '';
     const again = (status: number, error: string) =>
-      res.status(status).type('html').send(loginPage({ tenant, csrf: csrfToken(cookie!, 'login'), email, error }));
+      res
+        .status(status)
+        .type('html')
+        .send(loginPage({ tenant, csrf: csrfToken(cookie!, 'login'), email, error }));
     if (!email || !password) return again(422, 'Enter your email and password.');
     try {
       const login = await clients.tokens.login({ email, password }, asTenant(tenant.slug));
@@ -172,8 +194,13 @@ export function webPages(deps: WebPageDeps): Router {
     const signedIn = await requireSession(req, res, tenant, 'demand');
     if (!signedIn) return;
     const idParam = (name: string) => (typeof req.query[name] === 'string' ? (parseId(req.query[name] as string) ?? undefined) : undefined);
-    const data = await explorerData(clients, asTenant(tenant.slug), { item_location_id: idParam('item_location_id'), customer_group_id: idParam('customer_group_id') });
-    res.type('html').send(explorerPage({ slug: tenant.slug, tenantName: tenant.name, email: signedIn.session.user!.email, csrf: signedIn.csrf, data }));
+    const data = await explorerData(clients, asTenant(tenant.slug), {
+      item_location_id: idParam('item_location_id'),
+      customer_group_id: idParam('customer_group_id'),
+    });
+    res
+      .type('html')
+      .send(explorerPage({ slug: tenant.slug, tenantName: tenant.name, email: signedIn.session.user!.email, csrf: signedIn.csrf, data }));
   });
 
   router.post('/:tenant/settings/api-access/tokens', page, encodingChecked, forms, async (req, res) => {
@@ -207,7 +234,13 @@ export function webPages(deps: WebPageDeps): Router {
         return renderApiAccess(res, 403, { tenant, session, csrf, old, errors: { scopes: [(err as Error).message] } });
       }
       if (isCode(err, 'invalid_argument') && (err as AppError).details.fields) {
-        return renderApiAccess(res, 422, { tenant, session, csrf, old, errors: (err as AppError).details.fields as Record<string, string[]> });
+        return renderApiAccess(res, 422, {
+          tenant,
+          session,
+          csrf,
+          old,
+          errors: (err as AppError).details.fields as Record<string, string[]>,
+        });
       }
       throw err;
     }
@@ -235,7 +268,11 @@ export function webPages(deps: WebPageDeps): Router {
     if (err instanceof PageError) return void res.status(err.status).type('html').send(messagePage(err.title, err.text));
     // A service away (another process, restarting) is a moment's wait, as on the API routes.
     if (isAppError(err) && err.code === 'unavailable') {
-      return void res.status(503).setHeader('Retry-After', String(DEFAULT_RETRY_AFTER_SECONDS)).type('html').send(messagePage('Service unavailable', 'The page could not be shown. Try again in a moment.'));
+      return void res
+        .status(503)
+        .setHeader('Retry-After', String(DEFAULT_RETRY_AFTER_SECONDS))
+        .type('html')
+        .send(messagePage('Service unavailable', 'The page could not be shown. Try again in a moment.'));
     }
     // A body the form parser refuses (unknown encoding, not so encoded, too large) is the client's, as on the API.
     const refusal = normalize(err, req);

@@ -53,8 +53,14 @@ export const computeModule: ServiceModule = {
       // Ready only with both its own database and the broker: forecast and plan runs travel the bus.
       async health() {
         const [storeOk, busOk] = await Promise.all([
-          store.ping().then(() => true, () => false),
-          messages.ping().then(() => true, () => false),
+          store.ping().then(
+            () => true,
+            () => false,
+          ),
+          messages.ping().then(
+            () => true,
+            () => false,
+          ),
         ]);
         return { ready: storeOk && busOk, checks: { store: storeOk, bus: busOk } };
       },

@@ -119,7 +119,9 @@ export function planTargetErrors(fields: PlanTargetFields): Record<string, strin
   const present = (field: keyof PlanTargetFields) => (typeof fields[field] === 'number' ? fields[field] !== 0 : fields[field] !== '');
   const given = TARGET_GROUPS.filter((group) => group.some(present));
   if (given.length === 0) {
-    errors.item_location_id = ['The item location id field is required when none of item name / location name / view id / view name are present.'];
+    errors.item_location_id = [
+      'The item location id field is required when none of item name / location name / view id / view name are present.',
+    ];
     return errors;
   }
   const first = given[0]!;

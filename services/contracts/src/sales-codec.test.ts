@@ -39,7 +39,12 @@ const messages: Record<string, QuerySalesResponse> = {
     item_levels: ['family', 'ä', ''],
     customer_group_levels: ['region'],
   },
-  'a page with no more': { records: [record()], page: { has_more: false, first_position: '', last_position: '' }, item_levels: [], customer_group_levels: [] },
+  'a page with no more': {
+    records: [record()],
+    page: { has_more: false, first_position: '', last_position: '' },
+    item_levels: [],
+    customer_group_levels: [],
+  },
   'negative and large ids (left to the generated code)': {
     records: [record({ id: -5 }), record({ item_id: 2 ** 60 })],
     page: undefined,
@@ -70,13 +75,21 @@ describe('the QuerySales response codec', () => {
       }
       const bytes = encodeQuerySalesResponse(message);
       assert.deepEqual(bytes, expected);
-      assert.deepEqual(outcome(() => decodeQuerySalesResponse(bytes)), outcome(() => QuerySalesResponse.decode(expected)));
+      assert.deepEqual(
+        outcome(() => decodeQuerySalesResponse(bytes)),
+        outcome(() => QuerySalesResponse.decode(expected)),
+      );
     });
   }
 
   it('reads fields in any order and skips unknown ones, as the generated decoder does', () => {
     const one = generated({ records: [record({ id: 3 })], page: undefined, item_levels: [], customer_group_levels: [] });
-    const page = generated({ records: [], page: { has_more: true, first_position: '[1]', last_position: '[2]' }, item_levels: ['l'], customer_group_levels: [] });
+    const page = generated({
+      records: [],
+      page: { has_more: true, first_position: '[1]', last_position: '[2]' },
+      item_levels: ['l'],
+      customer_group_levels: [],
+    });
     // Unknown fields: a varint (field 20), a fixed64 (21), a length-delimited (22) and a fixed32 (23), at both levels.
     const unknown = Buffer.from([160, 1, 150, 1, 169, 1, 1, 2, 3, 4, 5, 6, 7, 8, 178, 1, 2, 9, 9, 189, 1, 1, 2, 3, 4]);
     const inner = Buffer.concat([Buffer.from([0x4a, 2, 0x77, 0x6b, 0x52, 2, 0x77, 0x6b]), unknown, Buffer.from([8, 42])]);
@@ -92,7 +105,10 @@ describe('the QuerySales response codec', () => {
     const bytes = generated({ records: [record()], page: undefined, item_levels: [], customer_group_levels: [] }).subarray(0, 40);
     const expected = outcome(() => QuerySalesResponse.decode(bytes));
     assert.ok('error' in expected);
-    assert.deepEqual(outcome(() => decodeQuerySalesResponse(bytes)), expected);
+    assert.deepEqual(
+      outcome(() => decodeQuerySalesResponse(bytes)),
+      expected,
+    );
   });
 
   it('is the QuerySales codec of the service definition', () => {

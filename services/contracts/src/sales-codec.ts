@@ -7,12 +7,7 @@
  * malformed message) goes to the generated code, so results and errors stay the generated
  * ones. sales-codec.test.ts holds both to the same bytes and values.
  */
-import {
-  PageInfo,
-  QuerySalesResponse,
-  TransactionalServiceService,
-  type SalesRecord,
-} from './gen/supply/transactional/v1/transactional';
+import { PageInfo, QuerySalesResponse, TransactionalServiceService, type SalesRecord } from './gen/supply/transactional/v1/transactional';
 
 /** Thrown inside the fast paths to hand a message to the generated code. */
 class Unhandled extends Error {}
@@ -278,29 +273,65 @@ function readRecord(input: In, end: number): SalesRecord {
   while (input.pos < end) {
     const tag = input.varint();
     switch (tag) {
-      case 8: r.id = input.varint(); break;
-      case 16: r.item_customer_group_id = input.varint(); break;
-      case 24: r.item_id = input.varint(); break;
-      case 34: r.item_name = input.string(); break;
-      case 40: r.customer_group_id = input.varint(); break;
-      case 50: r.customer_group_name = input.string(); break;
-      case 56: r.sale_type_id = input.varint(); break;
-      case 66: r.sale_type_name = input.string(); break;
-      case 72: r.timing_interval_id = input.varint(); break;
-      case 82: r.timing_interval_span = input.string(); break;
-      case 88: r.uom_id = input.varint(); break;
-      case 98: r.uom_name = input.string(); break;
-      case 106: r.uom_abbr = input.string(); break;
-      case 114: r.sell_date = input.string(); break;
+      case 8:
+        r.id = input.varint();
+        break;
+      case 16:
+        r.item_customer_group_id = input.varint();
+        break;
+      case 24:
+        r.item_id = input.varint();
+        break;
+      case 34:
+        r.item_name = input.string();
+        break;
+      case 40:
+        r.customer_group_id = input.varint();
+        break;
+      case 50:
+        r.customer_group_name = input.string();
+        break;
+      case 56:
+        r.sale_type_id = input.varint();
+        break;
+      case 66:
+        r.sale_type_name = input.string();
+        break;
+      case 72:
+        r.timing_interval_id = input.varint();
+        break;
+      case 82:
+        r.timing_interval_span = input.string();
+        break;
+      case 88:
+        r.uom_id = input.varint();
+        break;
+      case 98:
+        r.uom_name = input.string();
+        break;
+      case 106:
+        r.uom_abbr = input.string();
+        break;
+      case 114:
+        r.sell_date = input.string();
+        break;
       case 121:
         if (input.pos + 8 > end) throw UNHANDLED;
         r.quantity = input.buf.readDoubleLE(input.pos);
         input.pos += 8;
         break;
-      case 130: r.created_at = input.string(); break;
-      case 138: r.updated_at = input.string(); break;
-      case 146: r.item_hierarchy.push(input.string()); break;
-      case 154: r.customer_group_hierarchy.push(input.string()); break;
+      case 130:
+        r.created_at = input.string();
+        break;
+      case 138:
+        r.updated_at = input.string();
+        break;
+      case 146:
+        r.item_hierarchy.push(input.string());
+        break;
+      case 154:
+        r.customer_group_hierarchy.push(input.string());
+        break;
       default:
         // A group end or tag 0 ends the message for the generated code too: leave such input to it.
         if ((tag & 7) === 4 || tag === 0) throw UNHANDLED;

@@ -31,7 +31,10 @@ export class AppError extends Error {
 }
 
 export class ValidationError extends AppError {
-  constructor(readonly fields: FieldErrors, message?: string) {
+  constructor(
+    readonly fields: FieldErrors,
+    message?: string,
+  ) {
     super('invalid_argument', message ?? summarizeFieldErrors(fields), { fields });
   }
 }

@@ -6,7 +6,16 @@
 import { isAppError } from './errors';
 
 /** Socket and DNS errors a peer that is down or restarting produces. */
-const TRANSIENT_SYSTEM_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ECONNABORTED']);
+const TRANSIENT_SYSTEM_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'ECONNABORTED',
+]);
 /** gRPC UNAVAILABLE, DEADLINE_EXCEEDED. */
 const TRANSIENT_GRPC_STATUSES = new Set([14, 4]);
 const TRANSIENT_ERROR_NAMES = new Set(['MongoNetworkError', 'MongoServerSelectionError', 'MongoNetworkTimeoutError']);

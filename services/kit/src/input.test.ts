@@ -5,7 +5,21 @@ describe('client input helpers', () => {
   it('parses ids as positive safe integers in plain decimal only', () => {
     assert.equal(parseId('1'), 1);
     assert.equal(parseId('9007199254740991'), Number.MAX_SAFE_INTEGER);
-    for (const raw of ['9007199254740992', '9007199254740993', '99999999999999999999', '0', '01', '-1', '1e3', '0x10', '1.5', ' 1', '', undefined, 'abc']) {
+    for (const raw of [
+      '9007199254740992',
+      '9007199254740993',
+      '99999999999999999999',
+      '0',
+      '01',
+      '-1',
+      '1e3',
+      '0x10',
+      '1.5',
+      ' 1',
+      '',
+      undefined,
+      'abc',
+    ]) {
       assert.equal(parseId(raw), null, String(raw));
     }
     assert.equal(parseId(2 ** 53), null);
@@ -17,7 +31,27 @@ describe('client input helpers', () => {
     assert.equal(parseDecimal('5000'), 5000);
     // Digits past 2^53 - 1 still read as digits; the caller's bound refuses them, unrounded into range.
     assert.ok(parseDecimal('99999999999999999999')! > Number.MAX_SAFE_INTEGER);
-    const refused = ['0x10', '1e3', ' 7', '7 ', '', '-1', '+1', '1.5', '1.', '01', '00', '٣', 'Infinity', 'NaN', ['5'], { a: '5' }, 5, undefined, null];
+    const refused = [
+      '0x10',
+      '1e3',
+      ' 7',
+      '7 ',
+      '',
+      '-1',
+      '+1',
+      '1.5',
+      '1.',
+      '01',
+      '00',
+      '٣',
+      'Infinity',
+      'NaN',
+      ['5'],
+      { a: '5' },
+      5,
+      undefined,
+      null,
+    ];
     for (const raw of refused) {
       assert.equal(parseDecimal(raw), null, JSON.stringify(raw));
     }

@@ -29,6 +29,9 @@ describe('logger redaction', () => {
   });
 
   it('refuses a LOG_REDACT that is not a list of field paths', () => {
-    assert.throws(() => loadConfig({ target: 'all', DATA_DIR: dataDir }, { LOG_REDACT: 'a..b' }), (err: Error) => err instanceof ConfigError && /LOG_REDACT/.test(err.message));
+    assert.throws(
+      () => loadConfig({ target: 'all', DATA_DIR: dataDir }, { LOG_REDACT: 'a..b' }),
+      (err: Error) => err instanceof ConfigError && /LOG_REDACT/.test(err.message),
+    );
   });
 });

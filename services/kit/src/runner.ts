@@ -21,9 +21,10 @@ import { observeMeter } from './meter/observed';
 import { startMetricsEndpoint, type MetricsEndpoint } from './metrics/endpoint';
 
 // The compiled build copies the .proto files next to its entry point (dist/protos/); sources read protos/.
-const PROTOS_DIR = [new URL('./protos/', import.meta.url), new URL('../../../protos/', import.meta.url)]
-  .map((u) => fileURLToPath(u))
-  .find((dir) => existsSync(`${dir}grpc/health/v1/health.proto`)) ?? fileURLToPath(new URL('../../../protos/', import.meta.url));
+const PROTOS_DIR =
+  [new URL('./protos/', import.meta.url), new URL('../../../protos/', import.meta.url)]
+    .map((u) => fileURLToPath(u))
+    .find((dir) => existsSync(`${dir}grpc/health/v1/health.proto`)) ?? fileURLToPath(new URL('../../../protos/', import.meta.url));
 
 export interface RunningProcess {
   modules: Map<ModuleName, RunningModule>;
@@ -84,7 +85,12 @@ export async function runModules(config: Config, logger: Logger, modules: Servic
     openStore(database) {
       const existing = stores.get(database);
       if (existing) return existing;
-      const opened = openStore({ database, dataDir: config.dataDir, mongodbUrl: config.MONGODB_URL, databasePrefix: config.MONGODB_DATABASE_PREFIX });
+      const opened = openStore({
+        database,
+        dataDir: config.dataDir,
+        mongodbUrl: config.MONGODB_URL,
+        databasePrefix: config.MONGODB_DATABASE_PREFIX,
+      });
       stores.set(database, opened);
       return opened;
     },
@@ -154,7 +160,10 @@ export async function runModules(config: Config, logger: Logger, modules: Servic
           ...serverOptions(config.grpcTransport),
         });
         const health = healthService(SERVICE_FQN[name], async () => startedAll && (await instance.health()).ready, stopping.signal);
-        server.addService(instance.grpc.definition, instrumentService(name, instance.grpc.definition, instance.grpc.implementation, metrics));
+        server.addService(
+          instance.grpc.definition,
+          instrumentService(name, instance.grpc.definition, instance.grpc.implementation, metrics),
+        );
         server.addService(grpc_health_v1.HealthService, health);
         if (config.GRPC_REFLECTION) await addReflection(server, instance.grpc.protoFile);
         ports[name] = await bindServer(server, config.GRPC_HOST, config.grpcPortOf(name), config.grpcTransport);

@@ -41,5 +41,17 @@ export async function openReferenceDb(store: Store): Promise<ReferenceDb> {
       store.collection<ItemLocationRecord>(ITEM_LOCATIONS),
       store.collection<ViewRecord>(VIEWS),
     ]);
-  return { uoms, levels, items, customerGroups, itemCustomerGroups, saleTypes, timingIntervals, calendars, locations, itemLocations, views };
+  return {
+    uoms,
+    levels,
+    items,
+    customerGroups,
+    itemCustomerGroups,
+    saleTypes,
+    timingIntervals,
+    calendars,
+    locations,
+    itemLocations,
+    views,
+  };
 }

@@ -33,7 +33,11 @@ export const referenceModule: ServiceModule = {
      * Runs a write, then tells every gateway the tenant's reference answers are stale and waits
      * until they have heard it, so the next read on any replica sees the write.
      */
-    const write = async <T>(tenant: string, run: (tenant: string) => Promise<T>, changed: (result: T) => boolean = () => true): Promise<T> => {
+    const write = async <T>(
+      tenant: string,
+      run: (tenant: string) => Promise<T>,
+      changed: (result: T) => boolean = () => true,
+    ): Promise<T> => {
       const result = await run(tenant);
       if (!changed(result)) return result;
       const event: ReferenceChangedEvent = { tenant };
@@ -93,7 +97,12 @@ export const referenceModule: ServiceModule = {
         resolveNames: (req, ctx) => resolveNames(db, ctx.requireTenant(), req),
         lookupIds: (req, ctx) => lookupIds(db, ctx.requireTenant(), req),
         // Imports ensure the combinations of every batch; only a batch that created one changes anything.
-        ensureItemCustomerGroups: (req, ctx) => write(ctx.requireTenant(), (tenant) => ensureItemCustomerGroups(db, tenant, req), (r) => r.created > 0),
+        ensureItemCustomerGroups: (req, ctx) =>
+          write(
+            ctx.requireTenant(),
+            (tenant) => ensureItemCustomerGroups(db, tenant, req),
+            (r) => r.created > 0,
+          ),
         getItemCustomerGroups: (req, ctx) => getItemCustomerGroups(db, ctx.requireTenant(), req),
         listItemCustomerGroups: (req, ctx) => listItemCustomerGroups(db, ctx.requireTenant(), req),
         getPlanningParameters: (req, ctx) => getPlanningParameters(db, ctx.requireTenant(), req),
@@ -108,8 +117,14 @@ export const referenceModule: ServiceModule = {
       // Ready only with both its own database and the broker: reference changes are published on the bus (gateway caches drop on them).
       async health() {
         const [storeOk, busOk] = await Promise.all([
-          store.ping().then(() => true, () => false),
-          messages.ping().then(() => true, () => false),
+          store.ping().then(
+            () => true,
+            () => false,
+          ),
+          messages.ping().then(
+            () => true,
+            () => false,
+          ),
         ]);
         return { ready: storeOk && busOk, checks: { store: storeOk, bus: busOk } };
       },

@@ -3,7 +3,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, createClients, createLogger, loadConfig, SERVICE_NAMES, startOrder, type Config, type ServiceName } from '@supply/kit';
+import {
+  ConfigError,
+  createClients,
+  createLogger,
+  loadConfig,
+  SERVICE_NAMES,
+  startOrder,
+  type Config,
+  type ServiceName,
+} from '@supply/kit';
 import { ALL_MODULES } from './modules';
 
 /** The server entry next to this file: dist/main.js when compiled, main.ts under tsx in development. */
@@ -77,7 +86,10 @@ function main(): void {
     const port = metrics[target]!;
     const args = config.METRICS_PORT === undefined ? [`--default-metrics-port=${port}`] : [];
     const targetEnv = config.METRICS_PORT === undefined ? env : { ...env, METRICS_PORT: String(port) };
-    const child = spawn(process.execPath, [...process.execArgv, entry, `--target=${target}`, ...args], { env: targetEnv, stdio: ['ignore', 'inherit', 'inherit'] });
+    const child = spawn(process.execPath, [...process.execArgv, entry, `--target=${target}`, ...args], {
+      env: targetEnv,
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
     children.set(target, child);
     child.on('exit', (code, signal) => {
       children.delete(target);
@@ -119,9 +131,16 @@ function main(): void {
     clients.close();
     if (!stopping) {
       // Where to scrape each target (a target whose default port was taken warned and serves none).
-      const scrape = Object.fromEntries([...children.keys()].map((t) => [t, metrics[t] ? `http://localhost:${metrics[t]}/metrics` : 'off']));
+      const scrape = Object.fromEntries(
+        [...children.keys()].map((t) => [t, metrics[t] ? `http://localhost:${metrics[t]}/metrics` : 'off']),
+      );
       logger.info({ targets: [...children.keys()], http: config.PORT, grpc_base_port: config.GRPC_BASE_PORT, metrics: scrape }, 'started');
-      if (process.stdout.isTTY) process.stdout.write(`Metrics per target:\n${Object.entries(scrape).map(([t, url]) => `  ${t.padEnd(13)} ${url}`).join('\n')}\n`);
+      if (process.stdout.isTTY)
+        process.stdout.write(
+          `Metrics per target:\n${Object.entries(scrape)
+            .map(([t, url]) => `  ${t.padEnd(13)} ${url}`)
+            .join('\n')}\n`,
+        );
     }
   });
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => stopAll('SIGTERM'));

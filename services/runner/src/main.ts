@@ -29,7 +29,10 @@ async function main() {
     };
   }
   exitOnSignals(proc, logger);
-  logger.info({ target: config.target, ports: proc.ports, http: config.target === 'all' || config.target === 'gateway' ? config.PORT : undefined }, 'started');
+  logger.info(
+    { target: config.target, ports: proc.ports, http: config.target === 'all' || config.target === 'gateway' ? config.PORT : undefined },
+    'started',
+  );
   const banner = startupBanner(config, proc);
   // People read a terminal; log collectors read the structured line.
   if (process.stdout.isTTY) process.stdout.write(`${banner.lines.join('\n')}\n`);

@@ -81,8 +81,14 @@ export const tokensModule: ServiceModule = {
       // Ready only with both its own database and the broker: identity broadcasts and usage folding travel the bus.
       async health() {
         const [storeOk, busOk] = await Promise.all([
-          store.ping().then(() => true, () => false),
-          messages.ping().then(() => true, () => false),
+          store.ping().then(
+            () => true,
+            () => false,
+          ),
+          messages.ping().then(
+            () => true,
+            () => false,
+          ),
         ]);
         return { ready: storeOk && busOk, checks: { store: storeOk, bus: busOk } };
       },

@@ -15,12 +15,30 @@ export async function openIdentityStore(store: Store): Promise<IdentityStore> {
     store.collection<UserRecord>({
       name: 'users',
       autoIncrement: true,
-      indexes: [{ name: 'tenant_email', keys: [['tenant', 1], ['email', 1]], unique: true }],
+      indexes: [
+        {
+          name: 'tenant_email',
+          keys: [
+            ['tenant', 1],
+            ['email', 1],
+          ],
+          unique: true,
+        },
+      ],
     }),
     store.collection<TokenRecord>({
       name: 'tokens',
       autoIncrement: true,
-      indexes: [{ name: 'tenant_user', keys: [['tenant', 1], ['user_id', 1], ['_id', 1]] }],
+      indexes: [
+        {
+          name: 'tenant_user',
+          keys: [
+            ['tenant', 1],
+            ['user_id', 1],
+            ['_id', 1],
+          ],
+        },
+      ],
     }),
     store.collection<SessionRecord>({
       name: 'sessions',

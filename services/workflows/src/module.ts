@@ -34,7 +34,17 @@ export const workflowsModule: ServiceModule = {
     const locks = await ScopeLocks.open(store);
     const processor = new ChunkProcessor(clients);
     const dispatcher = new Dispatcher(bus, jobs, staging, locks, logger);
-    const syncs = new SyncService({ jobs, staging, keys, locks, processor, dispatcher, clients, logger, limits: { ...DEFAULT_LIMITS, activeJobsPerTenant: config.SYNC_JOBS_PER_TENANT } });
+    const syncs = new SyncService({
+      jobs,
+      staging,
+      keys,
+      locks,
+      processor,
+      dispatcher,
+      clients,
+      logger,
+      limits: { ...DEFAULT_LIMITS, activeJobsPerTenant: config.SYNC_JOBS_PER_TENANT },
+    });
     const worker = new ChunkWorker(jobs.jobs, staging, processor, clients, bus, logger, metrics);
     const sweeper = new Sweeper({ jobs, staging, keys, dispatcher, worker, bus, logger, outageWindowMs: config.OUTAGE_WINDOW_MS });
     const answers = new IdempotentAnswers(keys);
@@ -51,7 +61,8 @@ export const workflowsModule: ServiceModule = {
           const tenant = ctx.requireTenant();
           if (!ctx.principal) throw new AppError('unauthenticated', 'CreateJob needs the x-principal the job is created for.');
           if (!JOB_KIND.test(kind)) throw new AppError('invalid_argument', 'A job kind is 1-64 of a-z, 0-9 and _.');
-          if (!Number.isSafeInteger(total) || total < 0) throw new AppError('invalid_argument', 'A job total is a whole number, 0 or more.');
+          if (!Number.isSafeInteger(total) || total < 0)
+            throw new AppError('invalid_argument', 'A job total is a whole number, 0 or more.');
           return jobMessage(await jobs.create({ tenant, kind, principal: ctx.principal, total }));
         },
         claimIdempotencyKey: (request, ctx) => answers.claim(request, ctx),
@@ -75,8 +86,14 @@ export const workflowsModule: ServiceModule = {
       },
       async health() {
         const [storeOk, busOk] = await Promise.all([
-          store.ping().then(() => true, () => false),
-          bus.ping().then(() => true, () => false),
+          store.ping().then(
+            () => true,
+            () => false,
+          ),
+          bus.ping().then(
+            () => true,
+            () => false,
+          ),
         ]);
         return { ready: storeOk && busOk, checks: { store: storeOk, bus: busOk } };
       },

@@ -38,7 +38,8 @@ function documentedCapacity503(op: Operation, res: FuzzResponse): boolean {
 
 function problemShape(req: FuzzRequest, res: FuzzResponse): string[] {
   const out: string[] = [];
-  if (!/^application\/problem\+json/.test(String(res.headers['content-type'] ?? ''))) out.push(`${res.status} is not application/problem+json`);
+  if (!/^application\/problem\+json/.test(String(res.headers['content-type'] ?? '')))
+    out.push(`${res.status} is not application/problem+json`);
   const body = res.json;
   if (!isObject(body)) return [...out, `${res.status} body is not a JSON object`];
   for (const field of ['type', 'title', 'detail', 'instance', 'request_id'] as const) {
@@ -46,8 +47,10 @@ function problemShape(req: FuzzRequest, res: FuzzResponse): string[] {
   }
   if (body.status !== res.status) out.push(`problem status ${String(body.status)} differs from HTTP ${res.status}`);
   if (typeof body.type === 'string' && !body.type.startsWith('/problems/')) out.push(`problem type ${body.type} is not a /problems/ page`);
-  if (typeof body.request_id === 'string' && body.request_id !== res.headers['x-request-id']) out.push('problem request_id differs from X-Request-Id');
-  if (typeof body.instance === 'string' && body.instance !== req.path.split('?')[0]) out.push(`problem instance ${body.instance.slice(0, 80)} is not the request path`);
+  if (typeof body.request_id === 'string' && body.request_id !== res.headers['x-request-id'])
+    out.push('problem request_id differs from X-Request-Id');
+  if (typeof body.instance === 'string' && body.instance !== req.path.split('?')[0])
+    out.push(`problem instance ${body.instance.slice(0, 80)} is not the request path`);
   return out;
 }
 
@@ -63,13 +66,17 @@ export function shapeViolations(op: Operation, req: FuzzRequest, res: FuzzRespon
   if (res.status === 302 || res.status === 303) {
     const location = String(res.headers.location ?? '');
     if (!/^\/[^/]+\/login$/.test(location)) out.push(`redirect to ${location} is not a login page`);
-    if (/json/i.test(req.headers.Accept ?? '') || req.headers['X-Requested-With'] === 'XMLHttpRequest') out.push('a JSON client was redirected instead of a 401');
+    if (/json/i.test(req.headers.Accept ?? '') || req.headers['X-Requested-With'] === 'XMLHttpRequest')
+      out.push('a JSON client was redirected instead of a 401');
     return out;
   }
   if (res.status === 401) {
     const legacyExchange = op.id === 'POST /{tenant}/api/v1/tokens/create';
     const body = res.json;
-    const ok = isObject(body) && Object.keys(body).length === 1 && (body.message === 'Unauthenticated.' || (legacyExchange && body.message === 'Invalid credentials.'));
+    const ok =
+      isObject(body) &&
+      Object.keys(body).length === 1 &&
+      (body.message === 'Unauthenticated.' || (legacyExchange && body.message === 'Invalid credentials.'));
     if (!ok) out.push(`401 body is not {"message":"Unauthenticated."}: ${res.text.slice(0, 120)}`);
     return out;
   }
@@ -81,7 +88,8 @@ export function shapeViolations(op: Operation, req: FuzzRequest, res: FuzzRespon
     else {
       for (const [field, messages] of Object.entries(body.errors)) {
         if (!field) out.push('422 error under an empty field name');
-        if (!Array.isArray(messages) || messages.length === 0 || messages.some((m) => typeof m !== 'string' || !m)) out.push(`422 errors.${field} is not a list of messages`);
+        if (!Array.isArray(messages) || messages.length === 0 || messages.some((m) => typeof m !== 'string' || !m))
+          out.push(`422 errors.${field} is not a list of messages`);
         else if (messages.some((m: string) => /\bThe {2}/.test(m))) out.push(`422 message names an empty field: ${messages[0]}`);
       }
     }
@@ -91,14 +99,18 @@ export function shapeViolations(op: Operation, req: FuzzRequest, res: FuzzRespon
     return out;
   }
   if (res.status >= 400) return [...out, ...problemShape(req, res)];
-  if (res.status !== 204 && /json/i.test(String(res.headers['content-type'] ?? '')) && res.json === undefined) out.push(`${res.status} JSON answer does not parse`);
+  if (res.status !== 204 && /json/i.test(String(res.headers['content-type'] ?? '')) && res.json === undefined)
+    out.push(`${res.status} JSON answer does not parse`);
   return out;
 }
 
 /** The media type a request's body was sent as (`text/plain`), or '' without a body. */
 export function sentMediaType(req: FuzzRequest): string {
   if (req.body === undefined) return '';
-  return String(req.headers['Content-Type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  return String(req.headers['Content-Type'] ?? '')
+    .split(';')[0]!
+    .trim()
+    .toLowerCase();
 }
 
 /** A body route must not act on a body it cannot read (a content type it does not take). */
@@ -117,7 +129,11 @@ export function filterViolations(op: Operation, req: FuzzRequest, res: FuzzRespo
 
 /** A body that says it is compressed and is not cannot be read: never a 2xx (nor a 5xx). */
 export function encodingViolations(op: Operation, req: FuzzRequest, res: FuzzResponse): string[] {
-  const encoding = String(req.headers['Content-Encoding'] ?? '').trim().toLowerCase();
+  const encoding = String(req.headers['Content-Encoding'] ?? '')
+    .trim()
+    .toLowerCase();
   if (!encoding || encoding === 'identity' || op.page || req.body === undefined) return [];
-  return res.status >= 200 && res.status < 300 ? [`${res.status}: read a body sent with Content-Encoding ${encoding} that is not so encoded`] : [];
+  return res.status >= 200 && res.status < 300
+    ? [`${res.status}: read a body sent with Content-Encoding ${encoding} that is not so encoded`]
+    : [];
 }

@@ -39,18 +39,30 @@ export interface FuzzTarget {
   /** Ids of the callers' tokens: generated revocations must not pull them from under the run. */
   ownTokenIds: Set<number>;
   /** Answers seen, by status class and known defect, for the summary. */
-  stats: { statuses: Map<string, number>; excused: Map<string, number>; withheld: Map<string, number>; sent: number; slowest: Array<{ ms: number; at: number; line: string }> };
+  stats: {
+    statuses: Map<string, number>;
+    excused: Map<string, number>;
+    withheld: Map<string, number>;
+    sent: number;
+    slowest: Array<{ ms: number; at: number; line: string }>;
+  };
 }
 
 export async function startTarget(): Promise<FuzzTarget> {
   const sys = await startSystem();
   const call = (tenant: string) => ({ context: { requestId: 'fuzz', tenant } });
   for (const slug of ['demo', 'acme']) {
-    await sys.clients.tokens.updateTenant({ slug, rate_limit: 1_000_000, rate_window_seconds: 60, monthly_credits: 1_000_000_000 }, call(slug));
+    await sys.clients.tokens.updateTenant(
+      { slug, rate_limit: 1_000_000, rate_window_seconds: 60, monthly_credits: 1_000_000_000 },
+      call(slug),
+    );
   }
   const ownTokenIds = new Set<number>();
   const token = async (tenant: string, email: string, scopes: string[]) => {
-    const created = await sys.clients.tokens.createToken({ user_email: email, name: `fuzz ${scopes.join(' ')}`, scopes, expires_at: '' }, call(tenant));
+    const created = await sys.clients.tokens.createToken(
+      { user_email: email, name: `fuzz ${scopes.join(' ')}`, scopes, expires_at: '' },
+      call(tenant),
+    );
     ownTokenIds.add(created.token!.id);
     return created.plain_text_token;
   };
@@ -65,7 +77,15 @@ export async function startTarget(): Promise<FuzzTarget> {
     {
       name: 'demo planner, every scope by name',
       tenant: 'demo',
-      headers: bearer(await token('demo', 'planner@demo.test', ['public_api.read', 'public_api.write', 'public_api.compute', 'public_api.workflow', 'public_api.workflow.replace'])),
+      headers: bearer(
+        await token('demo', 'planner@demo.test', [
+          'public_api.read',
+          'public_api.write',
+          'public_api.compute',
+          'public_api.workflow',
+          'public_api.workflow.replace',
+        ]),
+      ),
     },
     { name: 'acme admin *', tenant: 'acme', headers: bearer(await token('acme', 'admin@acme.test', ['*'])) },
     { name: 'demo viewer read', tenant: 'demo', headers: bearer(await token('demo', 'viewer@demo.test', ['public_api.read'])) },
@@ -74,7 +94,13 @@ export async function startTarget(): Promise<FuzzTarget> {
     { name: 'no token (browser)', tenant: 'demo', headers: { Accept: 'text/html' } },
     { name: 'unknown token', tenant: 'demo', headers: bearer('1|0000000000000000000000000000000000000000') },
   ];
-  return { sys, callers, planner, ownTokenIds, stats: { statuses: new Map(), excused: new Map(), withheld: new Map(), sent: 0, slowest: [] } };
+  return {
+    sys,
+    callers,
+    planner,
+    ownTokenIds,
+    stats: { statuses: new Map(), excused: new Map(), withheld: new Map(), sent: 0, slowest: [] },
+  };
 }
 
 const bump = (m: Map<string, number>, k: string) => m.set(k, (m.get(k) ?? 0) + 1);
@@ -110,14 +136,24 @@ export async function exerciseRequest(t: FuzzTarget, op: Operation, req: FuzzReq
   if (process.env.FUZZ_TRACE === '1') console.log(`< ${res.status} ${Math.round(res.ms)} ms`);
   bump(t.stats.statuses, `${op.id} ${res.status}`);
   const stallMs = loopDelay.max / 1e6;
-  const violations = [...shapeViolations(op, req, res).map((v) => (v.startsWith('answered in') ? `${v}; the event loop stalled up to ${Math.round(stallMs)} ms meanwhile` : v)), ...contentTypeViolations(op, req, res), ...encodingViolations(op, req, res), ...filterViolations(op, req, res)];
+  const violations = [
+    ...shapeViolations(op, req, res).map((v) =>
+      v.startsWith('answered in') ? `${v}; the event loop stalled up to ${Math.round(stallMs)} ms meanwhile` : v,
+    ),
+    ...contentTypeViolations(op, req, res),
+    ...encodingViolations(op, req, res),
+    ...filterViolations(op, req, res),
+  ];
   const { failures, excusedBy } = triage(op, req, res, violations);
   for (const id of new Set(excusedBy)) {
     bump(t.stats.excused, id);
-    if (process.env.FUZZ_VERBOSE === '1') console.log(`excused by ${id}: ${res.status} ${req.method} ${req.path.slice(0, 120)} [${req.kind}]`);
+    if (process.env.FUZZ_VERBOSE === '1')
+      console.log(`excused by ${id}: ${res.status} ${req.method} ${req.path.slice(0, 120)} [${req.kind}]`);
   }
   if (failures.length) {
-    throw new Error(`${failures.join('; ')}\n--- request (caller: ${caller})\n${describeRequest(req)}\n--- answer\n${describeResponse(res)}`);
+    throw new Error(
+      `${failures.join('; ')}\n--- request (caller: ${caller})\n${describeRequest(req)}\n--- answer\n${describeResponse(res)}`,
+    );
   }
   return res;
 }
@@ -133,7 +169,13 @@ export function seedFor(name: string): number {
  * Runs the property for one operation and returns a failure report (or null): the seed and
  * path that replay it, how to rerun, and the failing request and answer.
  */
-export async function runProperty(title: string, name: string, arb: fc.Arbitrary<Draft>, runs: number, t: FuzzTarget): Promise<string | null> {
+export async function runProperty(
+  title: string,
+  name: string,
+  arb: fc.Arbitrary<Draft>,
+  runs: number,
+  t: FuzzTarget,
+): Promise<string | null> {
   const seed = seedFor(name);
   const details = await fc.check(
     fc.asyncProperty(arb, async (d) => {

@@ -109,8 +109,23 @@ export function operationsOf(published: any): Operation[] {
   }
   for (const extra of EXTRA_OPERATIONS) {
     if (ops.some((op) => op.id === `${extra.method.toUpperCase()} ${extra.path}`)) continue;
-    const params: Param[] = [...extra.path.matchAll(/\{([a-z_]+)\}/g)].map((m) => ({ name: m[1]!, in: 'path', required: true, schema: PATH_PARAMS[m[1]!]! }));
-    ops.push({ id: `${extra.method.toUpperCase()} ${extra.path}`, method: extra.method.toUpperCase(), template: extra.path, params, body: extra.body, legacy: false, page: true, open: true, scope: null });
+    const params: Param[] = [...extra.path.matchAll(/\{([a-z_]+)\}/g)].map((m) => ({
+      name: m[1]!,
+      in: 'path',
+      required: true,
+      schema: PATH_PARAMS[m[1]!]!,
+    }));
+    ops.push({
+      id: `${extra.method.toUpperCase()} ${extra.path}`,
+      method: extra.method.toUpperCase(),
+      template: extra.path,
+      params,
+      body: extra.body,
+      legacy: false,
+      page: true,
+      open: true,
+      scope: null,
+    });
   }
   return ops;
 }
@@ -126,13 +141,17 @@ function querySchema(template: string, name: string, schema: JsonSchema): JsonSc
   const names = /names: ([a-z_, ]+)/.exec(text)?.[1];
   if (name === 'filter' && names) {
     const props = Object.fromEntries(
-      names.split(',').map((n) => n.trim()).map((n) => [n, /_(from|to)$/.test(n) ? { type: 'string', format: 'date' } : { type: 'string', minLength: 1, maxLength: 255 }]),
+      names
+        .split(',')
+        .map((n) => n.trim())
+        .map((n) => [n, /_(from|to)$/.test(n) ? { type: 'string', format: 'date' } : { type: 'string', minLength: 1, maxLength: 255 }]),
     );
     return { ...schema, type: 'object', properties: props, additionalProperties: false };
   }
   const list = /comma list of ([a-z_, ]+)/.exec(text)?.[1];
   if (list) return { ...schema, type: 'string', 'x-comma-list': list.split(',').map((n) => n.trim()), 'x-descending': name === 'sort' };
-  if (text.trim() === 'none' || ((name === 'sort' || name === 'include') && Object.keys(schema).length === 0)) return { ...schema, 'x-omit': true };
+  if (text.trim() === 'none' || ((name === 'sort' || name === 'include') && Object.keys(schema).length === 0))
+    return { ...schema, 'x-omit': true };
   if (name === 'filter' && schema.additionalProperties && !schema.properties) {
     const keys = template.endsWith('/item-locations') ? ['item_name', 'location_name'] : ['name'];
     return { ...schema, properties: Object.fromEntries(keys.map((k) => [k, schema.additionalProperties])), additionalProperties: false };
@@ -147,7 +166,9 @@ const ascii = fc.string({ unit: 'grapheme-ascii', maxLength: 24 });
 const anyString = fc.oneof(ascii, fc.string({ unit: 'grapheme', maxLength: 16 }), fc.string({ unit: 'binary', maxLength: 8 }));
 
 function dateArb(): fc.Arbitrary<string> {
-  return fc.date({ min: new Date('2020-01-01T00:00:00Z'), max: new Date('2030-12-31T00:00:00Z'), noInvalidDate: true }).map((d) => d.toISOString().slice(0, 10));
+  return fc
+    .date({ min: new Date('2020-01-01T00:00:00Z'), max: new Date('2030-12-31T00:00:00Z'), noInvalidDate: true })
+    .map((d) => d.toISOString().slice(0, 10));
 }
 
 function typesOf(schema: JsonSchema): string[] {
@@ -183,7 +204,9 @@ export function validArb(schema: JsonSchema, name = '', depth = 0): fc.Arbitrary
       const plain =
         schema.pattern && !schema.format
           ? fc.stringMatching(new RegExp(schema.pattern)).filter((s) => s.length >= min && s.length <= (schema.maxLength ?? Infinity))
-          : fc.string({ unit: 'grapheme-ascii', minLength: Math.min(min, max), maxLength: Math.max(min, max) }).map((s) => (min > 0 && !s.trim() ? `x${s}` : s));
+          : fc
+              .string({ unit: 'grapheme-ascii', minLength: Math.min(min, max), maxLength: Math.max(min, max) })
+              .map((s) => (min > 0 && !s.trim() ? `x${s}` : s));
       const demo = DEMO_VALUES[name];
       return demo ? fc.oneof({ arbitrary: fc.constantFrom(...demo), weight: 3 }, { arbitrary: plain, weight: 1 }) : plain;
     }
@@ -197,7 +220,10 @@ export function validArb(schema: JsonSchema, name = '', depth = 0): fc.Arbitrary
     case 'number': {
       const min = schema.minimum ?? -1e6;
       const max = schema.maximum ?? 1e6;
-      return fc.oneof(fc.integer({ min: Math.ceil(Math.max(min, -1e6)), max: Math.floor(Math.min(max, 1e6)) }), fc.double({ min, max, noNaN: true, noDefaultInfinity: true }));
+      return fc.oneof(
+        fc.integer({ min: Math.ceil(Math.max(min, -1e6)), max: Math.floor(Math.min(max, 1e6)) }),
+        fc.double({ min, max, noNaN: true, noDefaultInfinity: true }),
+      );
     }
     case 'boolean':
       return fc.boolean();
@@ -205,15 +231,17 @@ export function validArb(schema: JsonSchema, name = '', depth = 0): fc.Arbitrary
       return fc.constant(null);
     case 'array': {
       const minLength = schema.minItems ?? 0;
-      return fc.array(validArb(schema.items ?? {}, name, depth + 1), { minLength, maxLength: Math.max(minLength, Math.min(schema.maxItems ?? MAX_GEN_ITEMS, MAX_GEN_ITEMS)) });
+      return fc.array(validArb(schema.items ?? {}, name, depth + 1), {
+        minLength,
+        maxLength: Math.max(minLength, Math.min(schema.maxItems ?? MAX_GEN_ITEMS, MAX_GEN_ITEMS)),
+      });
     }
     case 'object': {
       const props: Record<string, JsonSchema> = schema.properties ?? {};
       const required: string[] = schema.required ?? [];
-      const record = fc.record(
-        Object.fromEntries(Object.entries(props).map(([k, s]) => [k, validArb(s, k, depth + 1)])),
-        { requiredKeys: required.filter((k) => k in props) },
-      );
+      const record = fc.record(Object.fromEntries(Object.entries(props).map(([k, s]) => [k, validArb(s, k, depth + 1)])), {
+        requiredKeys: required.filter((k) => k in props),
+      });
       if (schema.additionalProperties && typeof schema.additionalProperties === 'object' && Object.keys(props).length === 0) {
         const keys = schema.propertyNames ? validArb(schema.propertyNames, 'key') : ascii;
         return fc.dictionary(keys as fc.Arbitrary<string>, validArb(schema.additionalProperties, name, depth + 1), { maxKeys: 3 });
@@ -239,7 +267,18 @@ export function invalidArb(schema: JsonSchema): fc.Arbitrary<unknown> {
   }
   if (t === 'integer' || t === 'number') {
     wrong.push(
-      fc.constantFrom<unknown>('abc', '1e3', '0x10', ' 12 ', 1.25, -0.5, new RawJson('9007199254740993'), new RawJson('1e400'), new RawJson('-0'), new RawJson('1e-400')),
+      fc.constantFrom<unknown>(
+        'abc',
+        '1e3',
+        '0x10',
+        ' 12 ',
+        1.25,
+        -0.5,
+        new RawJson('9007199254740993'),
+        new RawJson('1e400'),
+        new RawJson('-0'),
+        new RawJson('1e-400'),
+      ),
       fc.double({ noNaN: true }),
     );
     if (typeof schema.minimum === 'number') wrong.push(fc.constant(schema.minimum - 1));
@@ -247,7 +286,8 @@ export function invalidArb(schema: JsonSchema): fc.Arbitrary<unknown> {
   }
   if (t === 'array') {
     wrong.push(fc.constant('a,b'), fc.constant({ 0: 'a' }));
-    if (typeof schema.maxItems === 'number' && schema.maxItems <= 10_000) wrong.push(fc.constant(Array.from({ length: schema.maxItems + 1 }, () => ({}))));
+    if (typeof schema.maxItems === 'number' && schema.maxItems <= 10_000)
+      wrong.push(fc.constant(Array.from({ length: schema.maxItems + 1 }, () => ({}))));
   }
   if (t === 'object') wrong.push(fc.constant([]), fc.constant('{"a":1}'));
   return fc.oneof(...wrong);
@@ -260,14 +300,18 @@ export function invalidArb(schema: JsonSchema): fc.Arbitrary<unknown> {
 export function mutateArb(value: unknown, schema: JsonSchema, depth = 0): fc.Arbitrary<unknown> {
   const alternatives = schema.oneOf ?? schema.anyOf;
   if (Array.isArray(alternatives)) {
-    const match = alternatives.find((s: JsonSchema) => (Array.isArray(value) ? typesOf(s).includes('array') : typesOf(s).includes('object') || typesOf(s).length === 0));
+    const match = alternatives.find((s: JsonSchema) =>
+      Array.isArray(value) ? typesOf(s).includes('array') : typesOf(s).includes('object') || typesOf(s).length === 0,
+    );
     if (match && value !== null && typeof value === 'object') return mutateArb(value, match, depth);
     return invalidArb(schema);
   }
   if (Array.isArray(value) && value.length > 0 && depth < 4) {
     return fc.oneof(
       invalidArb(schema),
-      fc.nat(value.length - 1).chain((i) => mutateArb(value[i], schema.items ?? {}, depth + 1).map((v) => value.map((x, j) => (j === i ? v : x)))),
+      fc
+        .nat(value.length - 1)
+        .chain((i) => mutateArb(value[i], schema.items ?? {}, depth + 1).map((v) => value.map((x, j) => (j === i ? v : x)))),
     );
   }
   if (value !== null && typeof value === 'object' && !Array.isArray(value) && depth < 4) {
@@ -279,7 +323,11 @@ export function mutateArb(value: unknown, schema: JsonSchema, depth = 0): fc.Arb
       fc.constantFrom('colour', 'id', 'tenant', 'created_at', 'x'.repeat(300)).map((k) => ({ ...obj, [k]: 1 })),
     ];
     if (names.length > 0) {
-      options.push(fc.constantFrom(...names).chain((k) => (k in obj ? mutateArb(obj[k], props[k]!, depth + 1) : invalidArb(props[k]!)).map((v) => ({ ...obj, [k]: v }))));
+      options.push(
+        fc
+          .constantFrom(...names)
+          .chain((k) => (k in obj ? mutateArb(obj[k], props[k]!, depth + 1) : invalidArb(props[k]!)).map((v) => ({ ...obj, [k]: v }))),
+      );
     }
     const present = Object.keys(obj);
     if (present.length > 0) {
@@ -329,7 +377,10 @@ function multipart(fields: Array<[string, string]>, file?: { name: string; conte
   const boundary = `----fuzz${Math.random().toString(16).slice(2)}`;
   const parts: string[] = [];
   for (const [k, v] of fields) parts.push(`--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`);
-  if (file) parts.push(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${file.name}"\r\nContent-Type: text/csv\r\n\r\n${file.content}\r\n`);
+  if (file)
+    parts.push(
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${file.name}"\r\nContent-Type: text/csv\r\n\r\n${file.content}\r\n`,
+    );
   parts.push(`--${boundary}--\r\n`);
   return { raw: parts.join(''), contentType: `multipart/form-data; boundary=${boundary}` };
 }
@@ -349,8 +400,12 @@ function csvArb(kind: 'sales' | 'inventory', rowSchema: JsonSchema | undefined):
   };
   const row = rowSchema ? validArb(rowSchema) : fc.constant({});
   return fc.oneof(
-    fc.array(row, { minLength: 1, maxLength: 4 }).map((rows) => [header.join(','), ...rows.map((r: any) => header.map((h) => cell(r?.[h] ?? '')).join(','))].join('\n')),
-    fc.array(fc.array(anyString, { maxLength: 9 }), { maxLength: 4 }).map((rows) => [header.join(','), ...rows.map((r) => r.map(cell).join(','))].join('\r\n')),
+    fc
+      .array(row, { minLength: 1, maxLength: 4 })
+      .map((rows) => [header.join(','), ...rows.map((r: any) => header.map((h) => cell(r?.[h] ?? '')).join(','))].join('\n')),
+    fc
+      .array(fc.array(anyString, { maxLength: 9 }), { maxLength: 4 })
+      .map((rows) => [header.join(','), ...rows.map((r) => r.map(cell).join(','))].join('\r\n')),
     fc.constantFrom('', '\ufeff', 'a,b\n"unclosed', '\xff\xfe\x00bad'),
   );
 }
@@ -366,9 +421,7 @@ export function render(d: Draft): FuzzRequest {
     if (d.body.contentType !== undefined) headers['Content-Type'] ??= d.body.contentType;
   } else if (d.body) {
     headers['Content-Type'] ??= d.body.contentType;
-    body = d.body.contentType.includes('x-www-form-urlencoded')
-      ? formEncode(d.body.value)
-      : toJson(d.body.value);
+    body = d.body.contentType.includes('x-www-form-urlencoded') ? formEncode(d.body.value) : toJson(d.body.value);
   }
   return { operation: d.op.id, kind: d.kind, method: d.op.method, path, headers, body };
 }
@@ -403,7 +456,10 @@ function bodyArb(op: Operation, invalid: boolean): fc.Arbitrary<Draft['body']> {
           dryRun: fc.boolean(),
         })
         .map(({ fields, csv, withFile, dryRun }) => {
-          const pairs = fields !== null && typeof fields === 'object' && !Array.isArray(fields) ? Object.entries(fields).flatMap(([k, v]) => queryPairs(k, v)) : [['fields', toFormValue(fields)] as [string, string]];
+          const pairs =
+            fields !== null && typeof fields === 'object' && !Array.isArray(fields)
+              ? Object.entries(fields).flatMap(([k, v]) => queryPairs(k, v))
+              : [['fields', toFormValue(fields)] as [string, string]];
           if (dryRun && !pairs.some(([k]) => k === 'dry_run')) pairs.push(['dry_run', 'true']);
           return multipart(pairs, withFile ? { name: 'rows.csv', content: csv } : undefined);
         });
@@ -416,25 +472,27 @@ function bodyArb(op: Operation, invalid: boolean): fc.Arbitrary<Draft['body']> {
 
 /** Path, query and header values of the operation: all valid, or one of them not. */
 function partsArb(op: Operation, invalidPart: 'none' | 'path' | 'query' | 'header') {
-  const entry = (p: Param, bad: boolean) =>
-    (bad ? invalidArb(p.schema) : validArb(p.schema, p.name)).map((v) => [p, v] as const);
-  const optional = (p: Param) => (p.required ? entry(p, false) : p.schema['x-omit'] ? fc.constant(undefined) : fc.option(entry(p, false), { nil: undefined }));
+  const entry = (p: Param, bad: boolean) => (bad ? invalidArb(p.schema) : validArb(p.schema, p.name)).map((v) => [p, v] as const);
+  const optional = (p: Param) =>
+    p.required ? entry(p, false) : p.schema['x-omit'] ? fc.constant(undefined) : fc.option(entry(p, false), { nil: undefined });
   const params = op.params.filter((p) => p.name !== 'tenant');
   const targets = params.filter((p) => p.in === invalidPart);
   const pick = targets.length ? fc.constantFrom(...targets) : fc.constant(undefined);
-  return pick.chain((bad) => fc.tuple(...params.map((p) => (p === bad ? entry(p, true) : optional(p))))).map((entries) => {
-    const pathValues: Record<string, string> = {};
-    const query: Array<[string, string]> = [];
-    const headers: Record<string, string> = {};
-    for (const e of entries) {
-      if (!e) continue;
-      const [p, v] = e;
-      if (p.in === 'path') pathValues[p.name] = encodePathValue(toFormValue(v));
-      else if (p.in === 'query') query.push(...queryPairs(p.name, v));
-      else if (p.in === 'header') headers[p.name] = toFormValue(v).replace(/[^\x20-\x7e]/g, '?');
-    }
-    return { pathValues, query, headers };
-  });
+  return pick
+    .chain((bad) => fc.tuple(...params.map((p) => (p === bad ? entry(p, true) : optional(p)))))
+    .map((entries) => {
+      const pathValues: Record<string, string> = {};
+      const query: Array<[string, string]> = [];
+      const headers: Record<string, string> = {};
+      for (const e of entries) {
+        if (!e) continue;
+        const [p, v] = e;
+        if (p.in === 'path') pathValues[p.name] = encodePathValue(toFormValue(v));
+        else if (p.in === 'query') query.push(...queryPairs(p.name, v));
+        else if (p.in === 'header') headers[p.name] = toFormValue(v).replace(/[^\x20-\x7e]/g, '?');
+      }
+      return { pathValues, query, headers };
+    });
 }
 
 /**
@@ -444,7 +502,8 @@ function partsArb(op: Operation, invalidPart: 'none' | 'path' | 'query' | 'heade
  */
 export function requestArb(op: Operation, callers: Caller[]): fc.Arbitrary<Draft> {
   const parts: Array<'none' | 'path' | 'query' | 'header' | 'body'> = ['none'];
-  for (const where of ['path', 'query', 'header'] as const) if (op.params.some((p) => p.in === where && p.name !== 'tenant')) parts.push(where);
+  for (const where of ['path', 'query', 'header'] as const)
+    if (op.params.some((p) => p.in === where && p.name !== 'tenant')) parts.push(where);
   if (op.body) parts.push('body');
   return fc.record({ caller: fc.constantFrom(...callers), which: fc.constantFrom(...parts) }).chain(({ caller, which }) =>
     fc
@@ -463,4 +522,3 @@ export function requestArb(op: Operation, callers: Caller[]): fc.Arbitrary<Draft
       })),
   );
 }
-

@@ -51,7 +51,9 @@ function legacyWrapper(response: pb.ListLegacySalesResponse, currentIndex: numbe
   const last = response.records[count - 1];
   return {
     success_message:
-      count > 0 ? `Sales data retrieved successfully: records ${previous + 1} to ${to} of ${response.total}.` : `No sales data to retrieve: ${response.total} records in all.`,
+      count > 0
+        ? `Sales data retrieved successfully: records ${previous + 1} to ${to} of ${response.total}.`
+        : `No sales data to retrieve: ${response.total} records in all.`,
     sales,
     total: response.total,
     from: count > 0 ? previous + 1 : 0,

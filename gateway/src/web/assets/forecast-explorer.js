@@ -3,19 +3,39 @@
 (function () {
   'use strict';
 
-  var day = function (iso) { return Date.parse(iso + 'T00:00:00Z') / 1000; };
+  var day = function (iso) {
+    return Date.parse(iso + 'T00:00:00Z') / 1000;
+  };
 
   function widthOf(el) {
     return Math.max(320, Math.floor(el.getBoundingClientRect().width || 900));
   }
 
   function forecastChart(s, el) {
-    var xs = [], history = [], forecast = [], lo95 = [], hi95 = [], lo80 = [], hi80 = [];
+    var xs = [],
+      history = [],
+      forecast = [],
+      lo95 = [],
+      hi95 = [],
+      lo80 = [],
+      hi80 = [];
     s.history.forEach(function (p) {
-      xs.push(day(p.date)); history.push(p.quantity); forecast.push(null); lo95.push(null); hi95.push(null); lo80.push(null); hi80.push(null);
+      xs.push(day(p.date));
+      history.push(p.quantity);
+      forecast.push(null);
+      lo95.push(null);
+      hi95.push(null);
+      lo80.push(null);
+      hi80.push(null);
     });
     s.forecast.forEach(function (p) {
-      xs.push(day(p.date)); history.push(null); forecast.push(p.forecast); lo95.push(p.lo95); hi95.push(p.hi95); lo80.push(p.lo80); hi80.push(p.hi80);
+      xs.push(day(p.date));
+      history.push(null);
+      forecast.push(p.forecast);
+      lo95.push(p.lo95);
+      hi95.push(p.hi95);
+      lo80.push(p.lo80);
+      hi80.push(p.hi80);
     });
     var band = 'rgba(47,111,222,0.35)';
     var opts = {
@@ -44,18 +64,35 @@
   function planChart(data, el) {
     var rows = data.plan.rows;
     var il = data.itemLocation;
-    var xs = rows.map(function (r) { return day(r.period_start); });
+    var xs = rows.map(function (r) {
+      return day(r.period_start);
+    });
     var series = [
       {},
       { label: 'Projected on-hand', stroke: '#1d7a3a', width: 2 },
       { label: 'Planned receipts', stroke: '#c77700', fill: 'rgba(199,119,0,0.35)', paths: uPlot.paths.bars({ size: [0.6, 40] }) },
       { label: 'Gross requirements', stroke: '#69707d', dash: [2, 3] },
     ];
-    var values = [xs, rows.map(function (r) { return r.projected_available; }), rows.map(function (r) { return r.planned_receipts; }), rows.map(function (r) { return r.gross_requirements; })];
+    var values = [
+      xs,
+      rows.map(function (r) {
+        return r.projected_available;
+      }),
+      rows.map(function (r) {
+        return r.planned_receipts;
+      }),
+      rows.map(function (r) {
+        return r.gross_requirements;
+      }),
+    ];
     // A fixed safety stock is a level line; a service-level one is sized per plan (shown in the text above).
     if (il && !(il.service_level > 0)) {
       series.push({ label: 'Safety stock', stroke: '#b42318', dash: [6, 4] });
-      values.push(rows.map(function () { return il.safety_stock; }));
+      values.push(
+        rows.map(function () {
+          return il.safety_stock;
+        }),
+      );
     }
     el.dataset.points = String(rows.length);
     return new uPlot({ width: widthOf(el), height: 280, scales: { x: { time: true } }, series: series }, values, el);
@@ -68,8 +105,15 @@
     var form = document.getElementById('pick');
     var itemLocation = document.getElementById('item-location');
     var group = document.getElementById('customer-group');
-    if (itemLocation) itemLocation.addEventListener('change', function () { if (group) group.disabled = true; form.submit(); });
-    if (group) group.addEventListener('change', function () { form.submit(); });
+    if (itemLocation)
+      itemLocation.addEventListener('change', function () {
+        if (group) group.disabled = true;
+        form.submit();
+      });
+    if (group)
+      group.addEventListener('change', function () {
+        form.submit();
+      });
     var fc = document.getElementById('forecast-chart');
     if (data.selected && fc) window.forecastChart = forecastChart(data.selected, fc);
     var pc = document.getElementById('plan-chart');

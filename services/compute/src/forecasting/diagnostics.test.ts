@@ -26,8 +26,19 @@ describe('forecast run diagnostics', () => {
   it('filters series case-insensitively on lower-cased keys; a model filter matches the model or its family', () => {
     assert.deepEqual(seriesFilter(7, undefined), { run_id: 7 });
     assert.deepEqual(
-      seriesFilter(7, { item_names: ['SKU-1', ' sku-1 ', ''], customer_group_names: [], models: ['ETS'], series_classes: ['Lumpy'], statuses: [] }),
-      { run_id: 7, 'keys.item': { $in: ['sku-1'] }, $or: [{ 'keys.model': { $in: ['ets'] } }, { 'keys.family': { $in: ['ets'] } }], series_class: { $in: ['lumpy'] } },
+      seriesFilter(7, {
+        item_names: ['SKU-1', ' sku-1 ', ''],
+        customer_group_names: [],
+        models: ['ETS'],
+        series_classes: ['Lumpy'],
+        statuses: [],
+      }),
+      {
+        run_id: 7,
+        'keys.item': { $in: ['sku-1'] },
+        $or: [{ 'keys.model': { $in: ['ets'] } }, { 'keys.family': { $in: ['ets'] } }],
+        series_class: { $in: ['lumpy'] },
+      },
     );
   });
 });

@@ -27,7 +27,13 @@ function median(values: readonly number[]): number | null {
 export function summarizeAccuracy(validations: readonly SeriesValidation[]): AccuracySummary {
   const of = (key: keyof SeriesValidation) => validations.map((v) => v[key]).filter((x): x is number => x !== null && Number.isFinite(x));
   const mase = of('mase');
-  return { series: validations.length, mean_mase: mean(mase), median_mase: median(mase), mean_rmsse: mean(of('rmsse')), mean_bias: mean(of('bias')) };
+  return {
+    series: validations.length,
+    mean_mase: mean(mase),
+    median_mase: median(mase),
+    mean_rmsse: mean(of('rmsse')),
+    mean_bias: mean(of('bias')),
+  };
 }
 
 const optional = (value: number | null | undefined) => (value === null || value === undefined ? undefined : value);
@@ -76,12 +82,21 @@ export function presentSeries(r: SeriesResultDoc): pb.ForecastSeriesDiagnostics 
     status: r.status,
     model: r.model,
     parameters: { ...(r.parameters ?? {}) },
-    validation: r.validation ? { mase: optional(r.validation.mase), rmsse: optional(r.validation.rmsse), bias: optional(r.validation.bias) } : undefined,
+    validation: r.validation
+      ? { mase: optional(r.validation.mase), rmsse: optional(r.validation.rmsse), bias: optional(r.validation.bias) }
+      : undefined,
     series_class: r.series_class,
     timing_interval: r.timing_interval,
     history_periods: r.history_periods,
     periods: iv
-      ? r.forecast_dates.map((date, k) => ({ date, forecast: iv.forecast[k]!, lo80: iv.lo80[k]!, hi80: iv.hi80[k]!, lo95: iv.lo95[k]!, hi95: iv.hi95[k]! }))
+      ? r.forecast_dates.map((date, k) => ({
+          date,
+          forecast: iv.forecast[k]!,
+          lo80: iv.lo80[k]!,
+          hi80: iv.hi80[k]!,
+          lo95: iv.lo95[k]!,
+          hi95: iv.hi95[k]!,
+        }))
       : [],
     message: r.message,
   };
@@ -89,14 +104,16 @@ export function presentSeries(r: SeriesResultDoc): pb.ForecastSeriesDiagnostics 
 
 function perPage(value: number): number {
   if (value === 0) return DEFAULT_PER_PAGE;
-  if (!Number.isInteger(value) || value < 1 || value > MAX_PER_PAGE) throw new ValidationError({ per_page: [`The per page must be between 1 and ${MAX_PER_PAGE}.`] });
+  if (!Number.isInteger(value) || value < 1 || value > MAX_PER_PAGE)
+    throw new ValidationError({ per_page: [`The per page must be between 1 and ${MAX_PER_PAGE}.`] });
   return value;
 }
 
 /** Lower-cased distinct values of one filter list (null: not filtered). */
 function values(field: string, list: readonly string[]): string[] | null {
   const distinct = [...new Set(list.map((v) => v.trim().toLowerCase()).filter(Boolean))];
-  if (distinct.length > MAX_FILTER_VALUES) throw new ValidationError({ [`filter.${field}`]: [`The filter.${field} field must not have more than ${MAX_FILTER_VALUES} values.`] });
+  if (distinct.length > MAX_FILTER_VALUES)
+    throw new ValidationError({ [`filter.${field}`]: [`The filter.${field} field must not have more than ${MAX_FILTER_VALUES} values.`] });
   return distinct.length > 0 ? distinct : null;
 }
 
@@ -120,7 +137,9 @@ export class ForecastDiagnostics {
 
   private async counts(runId: number) {
     const { results } = this.forecasts;
-    const [forecast, skipped, failed] = await Promise.all((['forecast', 'skipped', 'failed'] as const).map((status) => results.count({ run_id: runId, status })));
+    const [forecast, skipped, failed] = await Promise.all(
+      (['forecast', 'skipped', 'failed'] as const).map((status) => results.count({ run_id: runId, status })),
+    );
     return { forecast: forecast!, skipped: skipped!, failed: failed! };
   }
 
@@ -145,7 +164,13 @@ export class ForecastDiagnostics {
     const limit = perPage(request.per_page);
     const filter = seriesFilter(run._id, request.filter);
     if (request.after_position >= 0) filter.position = request.backward ? { $lt: request.after_position } : { $gt: request.after_position };
-    const rows = await this.forecasts.results.find(filter, { sort: [['run_id', 1], ['position', request.backward ? -1 : 1]], limit: limit + 1 });
+    const rows = await this.forecasts.results.find(filter, {
+      sort: [
+        ['run_id', 1],
+        ['position', request.backward ? -1 : 1],
+      ],
+      limit: limit + 1,
+    });
     const page = rows.slice(0, limit);
     if (request.backward) page.reverse();
     return { run: presentRun(run, await this.counts(run._id)), series: page.map(presentSeries), has_more: rows.length > limit };

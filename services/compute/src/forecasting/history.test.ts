@@ -14,7 +14,13 @@ describe('forecast history grid', () => {
     assert.equal(gridEnd('2022-03-01', 'year', '2024-02-28'), '2023-03-01');
   });
 
-  const record = (id: number, sell_date: string, quantity: number, interval: [number, string] = [2, 'week'], uom: [number, string] = [1, 'Each']) =>
+  const record = (
+    id: number,
+    sell_date: string,
+    quantity: number,
+    interval: [number, string] = [2, 'week'],
+    uom: [number, string] = [1, 'Each'],
+  ) =>
     tpb.SalesRecord.fromPartial({
       id,
       sell_date,

@@ -11,7 +11,13 @@ import { addPeriods, formatIsoDate, parseIsoDate, type DatedValue, type Frequenc
 export type SalesPort = Pick<Clients['transactional'], 'listSales' | 'applySales' | 'deleteSalesOutsideLoad'>;
 
 /** Timing interval spans the library has a frequency for. */
-const FREQUENCY_OF_SPAN: Readonly<Record<string, Frequency>> = { day: 'day', week: 'week', month: 'month', quarter: 'quarter', year: 'year' };
+const FREQUENCY_OF_SPAN: Readonly<Record<string, Frequency>> = {
+  day: 'day',
+  week: 'week',
+  month: 'month',
+  quarter: 'quarter',
+  year: 'year',
+};
 const SPAN_ORDER = ['day', 'week', 'month', 'quarter', 'year'];
 /** Records per ListSales call (its maximum). */
 const LIST_LIMIT = 10_000;

@@ -41,7 +41,15 @@ export async function openForecasting(deps: {
   const logger = deps.logger.child({ component: 'forecasting' });
   const forecasts = await openForecastCollections(store);
   const keys = new IdempotencyKeys(clients.workflows, 'forecast', pb.GenerateForecastsResponse, logger);
-  const worker = new ForecastWorker({ forecasts, modelRuns, latest: deps.latest, sales: clients.transactional, bus, logger, metrics: deps.metrics });
+  const worker = new ForecastWorker({
+    forecasts,
+    modelRuns,
+    latest: deps.latest,
+    sales: clients.transactional,
+    bus,
+    logger,
+    metrics: deps.metrics,
+  });
   const service = new ForecastService({ forecasts, modelRuns, keys, clients, bus, worker, logger });
   const diagnostics = new ForecastDiagnostics(forecasts);
   let subscription: Subscription | undefined;

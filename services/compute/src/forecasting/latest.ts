@@ -25,7 +25,18 @@ export interface LatestForecastDoc extends Doc {
 export type LatestForecasts = Collection<LatestForecastDoc>;
 
 export function openLatestForecasts(store: Store): Promise<LatestForecasts> {
-  return store.collection<LatestForecastDoc>({ name: 'forecast_latest', indexes: [{ name: 'tenant_item', keys: [['tenant', 1], ['item_id', 1]] }] });
+  return store.collection<LatestForecastDoc>({
+    name: 'forecast_latest',
+    indexes: [
+      {
+        name: 'tenant_item',
+        keys: [
+          ['tenant', 1],
+          ['item_id', 1],
+        ],
+      },
+    ],
+  });
 }
 
 export const latestId = (tenant: string, itemCustomerGroupId: number) => `${tenant}:${itemCustomerGroupId}`;

@@ -16,10 +16,17 @@ describe('forecast chunk planner', () => {
     for (const count of [1, 7, 8, 9, 144, 399, 400, 401, 12_345]) {
       const chunks = planChunks(series(count));
       const flat = chunks.flatMap((c) => c.series.map((s) => s.item_customer_group_id));
-      assert.deepEqual(flat, series(count).map((s) => s.item_customer_group_id), `count ${count}`);
+      assert.deepEqual(
+        flat,
+        series(count).map((s) => s.item_customer_group_id),
+        `count ${count}`,
+      );
       chunks.forEach((c, seq) => {
         assert.equal(c.seq, seq);
-        assert.equal(c.first_position, chunks.slice(0, seq).reduce((n, p) => n + p.series.length, 0));
+        assert.equal(
+          c.first_position,
+          chunks.slice(0, seq).reduce((n, p) => n + p.series.length, 0),
+        );
         assert.ok(c.series.length >= 1 && c.series.length <= MAX_CHUNK_SERIES);
       });
     }

@@ -160,21 +160,53 @@ export async function openForecastCollections(store: Store): Promise<ForecastCol
     store.collection<ForecastRunDoc>({
       name: 'forecast_runs',
       indexes: [
-        { name: 'phase', keys: [['phase', 1], ['_id', 1]] },
-        { name: 'tenant_job', keys: [['tenant', 1], ['job_id', 1]] },
-        { name: 'tenant_id', keys: [['tenant', 1], ['_id', -1]] },
+        {
+          name: 'phase',
+          keys: [
+            ['phase', 1],
+            ['_id', 1],
+          ],
+        },
+        {
+          name: 'tenant_job',
+          keys: [
+            ['tenant', 1],
+            ['job_id', 1],
+          ],
+        },
+        {
+          name: 'tenant_id',
+          keys: [
+            ['tenant', 1],
+            ['_id', -1],
+          ],
+        },
       ],
     }),
     store.collection<ForecastChunkDoc>({
       name: 'forecast_chunks',
       indexes: [
-        { name: 'run_state', keys: [['run_id', 1], ['state', 1]] },
+        {
+          name: 'run_state',
+          keys: [
+            ['run_id', 1],
+            ['state', 1],
+          ],
+        },
         { name: 'state', keys: [['state', 1]] },
       ],
     }),
     store.collection<SeriesResultDoc>({
       name: 'forecast_series',
-      indexes: [{ name: 'run_position', keys: [['run_id', 1], ['position', 1]] }],
+      indexes: [
+        {
+          name: 'run_position',
+          keys: [
+            ['run_id', 1],
+            ['position', 1],
+          ],
+        },
+      ],
     }),
     store.collection<RunLockDoc>({ name: 'forecast_locks' }),
   ]);
@@ -184,7 +216,12 @@ export async function openForecastCollections(store: Store): Promise<ForecastCol
 /** The lower-cased names a result is filtered by; the model family is the name before its parameters. */
 export function resultKeys(series: SeriesRef, model: string): NonNullable<SeriesResultDoc['keys']> {
   const lower = model.toLowerCase();
-  return { item: series.item_name.toLowerCase(), customer_group: series.customer_group_name.toLowerCase(), model: lower, family: lower.replace(/\(.*$/, '') };
+  return {
+    item: series.item_name.toLowerCase(),
+    customer_group: series.customer_group_name.toLowerCase(),
+    model: lower,
+    family: lower.replace(/\(.*$/, ''),
+  };
 }
 
 export const chunkId = (runId: number, seq: number) => `${runId}:${seq}`;

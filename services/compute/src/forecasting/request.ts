@@ -14,7 +14,14 @@ import {
   type supply_compute_v1 as pb,
 } from '@supply/contracts';
 import { ValidationError, fieldErrors, type FieldErrors } from '@supply/kit';
-import { isAlgorithm, isConstraint, isMissingImputation, type Algorithm, type Constraint, type MissingImputation } from '../engines/forecast/index';
+import {
+  isAlgorithm,
+  isConstraint,
+  isMissingImputation,
+  type Algorithm,
+  type Constraint,
+  type MissingImputation,
+} from '../engines/forecast/index';
 
 export type { ForecastScope };
 
@@ -86,7 +93,8 @@ export function readForecastRequest(request: pb.GenerateForecastsRequest): Forec
   const check = new Check();
   const periods = request.forecast_periods === 0 ? DEFAULT_FORECAST_PERIODS : request.forecast_periods;
   if (!Number.isSafeInteger(periods) || periods < 1) check.add('forecast_periods', 'The forecast periods field must be at least 1.');
-  else if (periods > MAX_FORECAST_PERIODS) check.add('forecast_periods', `The forecast periods field must not be greater than ${MAX_FORECAST_PERIODS}.`);
+  else if (periods > MAX_FORECAST_PERIODS)
+    check.add('forecast_periods', `The forecast periods field must not be greater than ${MAX_FORECAST_PERIODS}.`);
   const parsed: ForecastRequest = {
     item_customer_group_id: optionalId(check, 'item_customer_group_id', request.item_customer_group_id),
     item_name: optionalName(check, 'item_name', request.item_name),

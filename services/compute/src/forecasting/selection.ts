@@ -44,12 +44,16 @@ async function identify(
   const idField = `${kind}_id`;
   const label = kind.replace('_', ' ');
   if (name !== null) {
-    const resolved = await reference.resolveNames(rpb.ResolveNamesRequest.fromPartial(kind === 'item' ? { items: [name] } : { customer_groups: [name] }));
+    const resolved = await reference.resolveNames(
+      rpb.ResolveNamesRequest.fromPartial(kind === 'item' ? { items: [name] } : { customer_groups: [name] }),
+    );
     byName = (kind === 'item' ? resolved.items : resolved.customer_groups)?.ids[0] || null;
     if (byName === null) errors[nameField] = [`The selected ${label} name is invalid.`];
   }
   if (id !== null) {
-    const looked = await reference.lookupIds(rpb.LookupIdsRequest.fromPartial(kind === 'item' ? { item_ids: [id] } : { customer_group_ids: [id] }));
+    const looked = await reference.lookupIds(
+      rpb.LookupIdsRequest.fromPartial(kind === 'item' ? { item_ids: [id] } : { customer_group_ids: [id] }),
+    );
     const record = (kind === 'item' ? looked.items : looked.customer_groups)[0];
     if (record) byId = { id: record.id, name: record.name, field: idField };
     else errors[idField] = [`The selected ${label} id is invalid.`];
@@ -61,11 +65,13 @@ async function identify(
 
 /** The scope the identifiers name, or the 422 when an explicit scope disagrees with them. */
 function scopeOf(request: ForecastRequest, item: Named | null, group: Named | null): ForecastScope {
-  const named: ForecastScope = request.item_customer_group_id !== null || (item && group) ? 'series' : item ? 'item' : group ? 'customer_group' : 'all';
+  const named: ForecastScope =
+    request.item_customer_group_id !== null || (item && group) ? 'series' : item ? 'item' : group ? 'customer_group' : 'all';
   const asked = request.scope;
   if (asked === null || asked === named) return named;
   const needs: Record<ForecastScope, string> = {
-    series: 'The scope series needs item_customer_group_id, or an item (item_name or item_id) with a customer group (customer_group_name or customer_group_id).',
+    series:
+      'The scope series needs item_customer_group_id, or an item (item_name or item_id) with a customer group (customer_group_name or customer_group_id).',
     item: 'The scope item needs an item (item_name or item_id) and no customer group.',
     customer_group: 'The scope customer_group needs a customer group (customer_group_name or customer_group_id) and no item.',
     all: 'The scope all forecasts every series; leave out the item and customer group identifiers.',
@@ -73,7 +79,11 @@ function scopeOf(request: ForecastRequest, item: Named | null, group: Named | nu
   return fail('scope', needs[asked]);
 }
 
-async function namesOf(reference: ReferencePort, itemIds: number[], groupIds: number[]): Promise<{ items: Map<number, string>; groups: Map<number, string> }> {
+async function namesOf(
+  reference: ReferencePort,
+  itemIds: number[],
+  groupIds: number[],
+): Promise<{ items: Map<number, string>; groups: Map<number, string> }> {
   const items = new Map<number, string>();
   const groups = new Map<number, string>();
   for (let i = 0; i < itemIds.length; i += BULK) {
@@ -131,7 +141,8 @@ export async function resolveSelection(reference: ReferencePort, request: Foreca
       if (icgId !== null) fail('item_customer_group_id', 'The selected item customer group id is invalid.');
       fail(group!.field, `The item "${item!.name}" has no combination with the customer group "${group!.name}" to forecast.`);
     }
-    if (item && combination.item_id !== item.id) fail('item_customer_group_id', `The item customer group id ${icgId} is not a combination of the item "${item.name}".`);
+    if (item && combination.item_id !== item.id)
+      fail('item_customer_group_id', `The item customer group id ${icgId} is not a combination of the item "${item.name}".`);
     if (group && combination.customer_group_id !== group.id) {
       fail('item_customer_group_id', `The item customer group id ${icgId} is not a combination of the customer group "${group.name}".`);
     }
@@ -139,7 +150,11 @@ export async function resolveSelection(reference: ReferencePort, request: Foreca
   }
 
   const keep =
-    scope === 'item' ? (c: rpb.ItemCustomerGroup) => c.item_id === item!.id : scope === 'customer_group' ? (c: rpb.ItemCustomerGroup) => c.customer_group_id === group!.id : () => true;
+    scope === 'item'
+      ? (c: rpb.ItemCustomerGroup) => c.item_id === item!.id
+      : scope === 'customer_group'
+        ? (c: rpb.ItemCustomerGroup) => c.customer_group_id === group!.id
+        : () => true;
   const combinations = await listCombinations(reference, keep);
   if (combinations.length === 0) {
     if (scope === 'item') fail(item!.field, `The item "${item!.name}" has no customer group combinations to forecast.`);

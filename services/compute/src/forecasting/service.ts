@@ -4,8 +4,22 @@
  * workflows, plans the chunks and puts them on the bus. Refuses with UNAVAILABLE and a
  * Retry-After while compute cannot take the work.
  */
-import { AppError, ConflictError, NotFoundError, type Bus, type CallContext, type Clients, type Collection, type Logger } from '@supply/kit';
-import { supply_compute_v1 as pb, supply_reference_v1 as rpb, supply_transactional_v1 as tpb, type supply_workflows_v1 as wpb } from '@supply/contracts';
+import {
+  AppError,
+  ConflictError,
+  NotFoundError,
+  type Bus,
+  type CallContext,
+  type Clients,
+  type Collection,
+  type Logger,
+} from '@supply/kit';
+import {
+  supply_compute_v1 as pb,
+  supply_reference_v1 as rpb,
+  supply_transactional_v1 as tpb,
+  type supply_workflows_v1 as wpb,
+} from '@supply/contracts';
 import { addPeriods, formatIsoDate, parseIsoDate, type Frequency } from '../engines/forecast/index';
 import type { ModelRunDoc } from '../runs/repository';
 import { gridEnd } from './history';
@@ -23,7 +37,13 @@ export const MAX_PENDING_CHUNKS = 2_000;
 export const RETRY_AFTER_SECONDS = { busy_tenant: 15, backlog: 30, bus_down: 10 } as const;
 /** A run that has not moved for this long no longer holds its tenant's lock. */
 const LOCK_STALE_MS = 30 * 60_000;
-const FREQUENCY_OF_SPAN: Readonly<Record<string, Frequency>> = { day: 'day', week: 'week', month: 'month', quarter: 'quarter', year: 'year' };
+const FREQUENCY_OF_SPAN: Readonly<Record<string, Frequency>> = {
+  day: 'day',
+  week: 'week',
+  month: 'month',
+  quarter: 'quarter',
+  year: 'year',
+};
 
 export interface ForecastServiceDeps {
   forecasts: ForecastCollections;
@@ -80,7 +100,12 @@ export class ForecastService {
       forecast_constraint: request.forecast_constraint,
     };
     if (request.dry_run) {
-      return { plan, outcome: { $case: 'dry_run', dry_run: true }, series: selection.series.slice(0, DRY_RUN_SERIES_LISTED), replayed: false };
+      return {
+        plan,
+        outcome: { $case: 'dry_run', dry_run: true },
+        series: selection.series.slice(0, DRY_RUN_SERIES_LISTED),
+        replayed: false,
+      };
     }
     const job = await this.start(request, ctx, { scope: selection.scope, historyEnd }, selection.series, saleTypes);
     return { plan, outcome: { $case: 'job', job }, series: [], replayed: false };
@@ -91,7 +116,10 @@ export class ForecastService {
     const resolved = await this.deps.clients.reference.resolveNames(rpb.ResolveNamesRequest.fromPartial({ sale_types: names }));
     const [history, forecast] = resolved.sale_types?.ids ?? [];
     if (!history || !forecast) {
-      throw new AppError('precondition_failed', 'This workspace has no sale types History and Forecast: forecasts are read from History sales and written as Forecast sales.');
+      throw new AppError(
+        'precondition_failed',
+        'This workspace has no sale types History and Forecast: forecasts are read from History sales and written as Forecast sales.',
+      );
     }
     return { history: { id: history, name: names[0]! }, forecast: { id: forecast, name: names[1]! } };
   }
@@ -122,12 +150,22 @@ export class ForecastService {
     const tenant = ctx.requireTenant();
     const { forecasts, modelRuns, bus, clients } = this.deps;
     await bus.ping().catch(() => {
-      throw unavailable('Compute cannot queue work right now (the message bus is unreachable); retry shortly.', RETRY_AFTER_SECONDS.bus_down);
+      throw unavailable(
+        'Compute cannot queue work right now (the message bus is unreachable); retry shortly.',
+        RETRY_AFTER_SECONDS.bus_down,
+      );
     });
     if ((await forecasts.chunks.count({ state: 'pending' })) >= MAX_PENDING_CHUNKS) {
       throw unavailable('Compute has more forecast work queued than it takes on; retry shortly.', RETRY_AFTER_SECONDS.backlog);
     }
-    const { _id: runId } = await modelRuns.insertOne({ tenant, kind: 'forecast', job_id: 0, status: 'queued', created_at: new Date().toISOString(), finished_at: null });
+    const { _id: runId } = await modelRuns.insertOne({
+      tenant,
+      kind: 'forecast',
+      job_id: 0,
+      status: 'queued',
+      created_at: new Date().toISOString(),
+      finished_at: null,
+    });
     try {
       await this.lockTenant(tenant, runId);
     } catch (err) {
@@ -165,10 +203,20 @@ export class ForecastService {
       await forecasts.runs.insertOne(run);
       await modelRuns.updateOne({ _id: runId }, { $set: { job_id: job.id } });
       await forecasts.chunks.insertMany(
-        chunks.map((c) => ({ _id: chunkId(runId, c.seq), run_id: runId, seq: c.seq, first_position: c.first_position, series: c.series, state: 'pending' as const, updated_at: now })),
+        chunks.map((c) => ({
+          _id: chunkId(runId, c.seq),
+          run_id: runId,
+          seq: c.seq,
+          first_position: c.first_position,
+          series: c.series,
+          state: 'pending' as const,
+          updated_at: now,
+        })),
       );
       await Promise.all(
-        chunks.map((c) => bus.send(FORECAST_QUEUE, { run_id: runId, tenant, step: 'chunk', seq: c.seq }, { messageId: `forecast:${runId}:${c.seq}` })),
+        chunks.map((c) =>
+          bus.send(FORECAST_QUEUE, { run_id: runId, tenant, step: 'chunk', seq: c.seq }, { messageId: `forecast:${runId}:${c.seq}` }),
+        ),
       );
       await forecasts.runs.updateOne({ _id: runId, phase: 'dispatching' }, { $set: { phase: 'running', updated_at: Date.now() } });
       this.deps.logger.info({ run: runId, job: job.id, series: series.length, chunks: chunks.length }, 'forecast run queued');
@@ -219,7 +267,8 @@ export class ForecastService {
   async listSeries(request: pb.ListForecastSeriesRequest, ctx: CallContext): Promise<pb.ListForecastSeriesResponse> {
     const tenant = ctx.requireTenant();
     const run = await this.deps.forecasts.runs.findOne({ tenant, job_id: request.job_id });
-    if (!run || !ctx.principal || run.principal.userId !== ctx.principal.userId) throw new NotFoundError(`No forecast run for job ${request.job_id}.`);
+    if (!run || !ctx.principal || run.principal.userId !== ctx.principal.userId)
+      throw new NotFoundError(`No forecast run for job ${request.job_id}.`);
     const limit = Math.min(Math.max(request.limit || 100, 1), 1000);
     const rows = await this.deps.forecasts.results.find(
       { run_id: run._id, position: { $gte: Math.max(0, request.from_position) } },

@@ -48,7 +48,9 @@ const seriesRef = (i: number, group: 'Retail' | 'Online' = i % 2 ? 'Online' : 'R
 
 /** `count` Mondays ending on 2024-12-30. */
 const weeks = (count: number) =>
-  Array.from({ length: count }, (_, i) => new Date(Date.parse('2024-12-30T00:00:00Z') - (count - 1 - i) * 7 * 86_400_000).toISOString().slice(0, 10));
+  Array.from({ length: count }, (_, i) =>
+    new Date(Date.parse('2024-12-30T00:00:00Z') - (count - 1 - i) * 7 * 86_400_000).toISOString().slice(0, 10),
+  );
 
 /** Deterministic weekly demand: a level with a small wiggle, or mostly zeros. */
 const demand = (i: number, t: number) => (i % 5 === 0 ? ((t * 7 + i) % 6 === 0 ? 9 : 0) : 20 + i + ((t * 13 + i * 7) % 9));
@@ -99,13 +101,16 @@ describe('forecast workers (embedded store and bus, transactional on its own sto
 
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'forecasting-'));
-    [computeStore, salesStore, busStore] = await Promise.all(['compute', 'transactional', 'bus'].map((database) => openStore({ database, dataDir: dir })));
+    [computeStore, salesStore, busStore] = await Promise.all(
+      ['compute', 'transactional', 'bus'].map((database) => openStore({ database, dataDir: dir })),
+    );
     bus = await openBus({ store: busStore, maxDeliveries: MAX_DELIVERIES, redeliveryDelayMs: 10, pollIntervalMs: 20 });
     salesDeps = { sales: await openSales(salesStore), clients: {} as Clients, now: () => salesTimestamp() };
     failing = new Set();
     sales = {
       listSales: async (request, call) => {
-        if (request.filter?.item_customer_group_ids.some((id) => failing.has(id))) throw new AppError('precondition_failed', 'transactional refused the series');
+        if (request.filter?.item_customer_group_ids.some((id) => failing.has(id)))
+          throw new AppError('precondition_failed', 'transactional refused the series');
         return listSales(salesDeps, tenantOf(call), request);
       },
       applySales: async (request, call) => applySales(salesDeps, tenantOf(call), request),
@@ -145,22 +150,71 @@ describe('forecast workers (embedded store and bus, transactional on its own sto
     const jobId = nextJob++;
     const now = timestamp();
     jobs.set(jobId, {
-      _id: jobId, tenant: TENANT, kind: 'forecast_run', status: 'queued', token_id: 1, user_id: 1,
-      progress: { processed: 0, total: list.length }, result: { ...ZERO_COUNTS }, errors: [], errors_count: 0, message: null,
-      created_at: now, updated_at: now, started_at: null, finished_at: null, version: 0, parts: [], sync: null,
+      _id: jobId,
+      tenant: TENANT,
+      kind: 'forecast_run',
+      status: 'queued',
+      token_id: 1,
+      user_id: 1,
+      progress: { processed: 0, total: list.length },
+      result: { ...ZERO_COUNTS },
+      errors: [],
+      errors_count: 0,
+      message: null,
+      created_at: now,
+      updated_at: now,
+      started_at: null,
+      finished_at: null,
+      version: 0,
+      parts: [],
+      sync: null,
     });
-    const { _id: runId } = await modelRuns.insertOne({ tenant: TENANT, kind: 'forecast', job_id: jobId, status: 'queued', created_at: now, finished_at: null });
+    const { _id: runId } = await modelRuns.insertOne({
+      tenant: TENANT,
+      kind: 'forecast',
+      job_id: jobId,
+      status: 'queued',
+      created_at: now,
+      finished_at: null,
+    });
     const chunks = planChunks(list);
     const run: ForecastRunDoc = {
-      _id: runId, tenant: TENANT, job_id: jobId, principal: { tenant: TENANT, tokenId: 1, userId: 1, scopes: ['*'], isAdmin: false },
-      phase: 'running', scope: 'all', forecast_periods: 8, algorithm: 'auto', missing_imputation: 'auto', forecast_constraint: 'auto',
-      history_start: null, history_end: '2024-12-30', sale_types: { history: HISTORY, forecast: FORECAST }, series_count: list.length,
-      chunks: chunks.length, load_id: `forecast-run:${runId}`, planned_deletes: null, started_sent: false, outcome: null, created_at: Date.now(), updated_at: Date.now(),
+      _id: runId,
+      tenant: TENANT,
+      job_id: jobId,
+      principal: { tenant: TENANT, tokenId: 1, userId: 1, scopes: ['*'], isAdmin: false },
+      phase: 'running',
+      scope: 'all',
+      forecast_periods: 8,
+      algorithm: 'auto',
+      missing_imputation: 'auto',
+      forecast_constraint: 'auto',
+      history_start: null,
+      history_end: '2024-12-30',
+      sale_types: { history: HISTORY, forecast: FORECAST },
+      series_count: list.length,
+      chunks: chunks.length,
+      load_id: `forecast-run:${runId}`,
+      planned_deletes: null,
+      started_sent: false,
+      outcome: null,
+      created_at: Date.now(),
+      updated_at: Date.now(),
       ...options,
     };
     await forecasts.runs.insertOne(run);
     await forecasts.locks.insertOne({ _id: TENANT, run_id: runId, locked_at: Date.now() });
-    await forecasts.chunks.insertMany(chunks.map((c) => ({ _id: chunkId(runId, c.seq), run_id: runId, seq: c.seq, first_position: c.first_position, series: c.series, state: 'pending' as const, updated_at: Date.now() })));
+    await forecasts.chunks.insertMany(
+      chunks.map((c) => ({
+        _id: chunkId(runId, c.seq),
+        run_id: runId,
+        seq: c.seq,
+        first_position: c.first_position,
+        series: c.series,
+        state: 'pending' as const,
+        updated_at: Date.now(),
+      })),
+    );
     for (const c of chunks) await bus.send<ForecastMessage>(FORECAST_QUEUE, { run_id: runId, tenant: TENANT, step: 'chunk', seq: c.seq });
     return run;
   }
@@ -175,13 +229,21 @@ describe('forecast workers (embedded store and bus, transactional on its own sto
   }
 
   async function forecastRows(): Promise<tpb.SalesRecord[]> {
-    const { records } = await listSales(salesDeps, TENANT, { after_id: 0, limit: 10_000, filter: tpb.SalesFilter.fromPartial({ sale_type_names: ['Forecast'] }) });
+    const { records } = await listSales(salesDeps, TENANT, {
+      after_id: 0,
+      limit: 10_000,
+      filter: tpb.SalesFilter.fromPartial({ sale_type_names: ['Forecast'] }),
+    });
     return records;
   }
 
   const bySeries = (records: tpb.SalesRecord[]) => {
     const map = new Map<number, tpb.SalesRecord[]>();
-    for (const r of records) map.set(r.item_customer_group_id, [...(map.get(r.item_customer_group_id) ?? []), r].sort((a, b) => (a.sell_date < b.sell_date ? -1 : 1)));
+    for (const r of records)
+      map.set(
+        r.item_customer_group_id,
+        [...(map.get(r.item_customer_group_id) ?? []), r].sort((a, b) => (a.sell_date < b.sell_date ? -1 : 1)),
+      );
     return map;
   };
 
@@ -200,7 +262,10 @@ describe('forecast workers (embedded store and bus, transactional on its own sto
     const written = bySeries(await forecastRows());
     assert.equal(written.size, 19);
     for (const [, records] of written) {
-      assert.deepEqual(records.map((r) => r.sell_date), ['2025-01-06', '2025-01-13', '2025-01-20', '2025-01-27', '2025-02-03', '2025-02-10', '2025-02-17', '2025-02-24']);
+      assert.deepEqual(
+        records.map((r) => r.sell_date),
+        ['2025-01-06', '2025-01-13', '2025-01-20', '2025-01-27', '2025-02-03', '2025-02-10', '2025-02-17', '2025-02-24'],
+      );
       for (const r of records) {
         assert.ok(Number.isInteger(r.quantity) && r.quantity >= 0, `whole units from whole-unit history: ${r.quantity}`);
         assert.equal(r.sale_type_name, 'Forecast');
@@ -209,7 +274,10 @@ describe('forecast workers (embedded store and bus, transactional on its own sto
       }
     }
     const results = await forecasts.results.find({ run_id: run._id }, { sort: [['position', 1]] });
-    assert.deepEqual(results.map((r) => r.position), [...list.keys()]);
+    assert.deepEqual(
+      results.map((r) => r.position),
+      [...list.keys()],
+    );
     for (const r of results.slice(0, 19)) {
       assert.equal(r.status, 'forecast');
       assert.ok(r.model.length > 0);
@@ -220,9 +288,24 @@ describe('forecast workers (embedded store and bus, transactional on its own sto
       assert.equal(typeof r.parameters, 'object');
       assert.ok(r.validation && 'mase' in r.validation && 'rmsse' in r.validation && 'bias' in r.validation);
       const written = bySeries(await forecastRows()).get(r.series.item_customer_group_id)!;
-      assert.deepEqual(r.intervals!.forecast, written.map((w) => w.quantity));
-      r.intervals!.forecast.forEach((f, k) => assert.ok(r.intervals!.lo95[k]! <= r.intervals!.lo80[k]! && r.intervals!.lo80[k]! <= f && f <= r.intervals!.hi80[k]! && r.intervals!.hi80[k]! <= r.intervals!.hi95[k]!));
-      assert.deepEqual(r.keys, { item: r.series.item_name.toLowerCase(), customer_group: r.series.customer_group_name.toLowerCase(), model: r.model.toLowerCase(), family: r.model.toLowerCase().replace(/\(.*$/, '') });
+      assert.deepEqual(
+        r.intervals!.forecast,
+        written.map((w) => w.quantity),
+      );
+      r.intervals!.forecast.forEach((f, k) =>
+        assert.ok(
+          r.intervals!.lo95[k]! <= r.intervals!.lo80[k]! &&
+            r.intervals!.lo80[k]! <= f &&
+            f <= r.intervals!.hi80[k]! &&
+            r.intervals!.hi80[k]! <= r.intervals!.hi95[k]!,
+        ),
+      );
+      assert.deepEqual(r.keys, {
+        item: r.series.item_name.toLowerCase(),
+        customer_group: r.series.customer_group_name.toLowerCase(),
+        model: r.model.toLowerCase(),
+        family: r.model.toLowerCase().replace(/\(.*$/, ''),
+      });
       // Kept as the series' latest uncertainty, for service-level safety stock.
       const kept = (await latest.findById(`${TENANT}:${r.series.item_customer_group_id}`))!;
       assert.equal(kept.run_id, run._id);
@@ -234,7 +317,10 @@ describe('forecast workers (embedded store and bus, transactional on its own sto
     const summary = (await forecasts.runs.findById(run._id))!.accuracy!;
     assert.equal(summary.series, results.filter((r) => r.validation).length);
     assert.ok(summary.mean_mase !== null && summary.mean_mase > 0);
-    assert.ok(results.some((r) => r.series_class === 'intermittent' && /croston|sba|tsb|adida|naive/.test(r.model)), 'intermittent series get an intermittent-demand model');
+    assert.ok(
+      results.some((r) => r.series_class === 'intermittent' && /croston|sba|tsb|adida|naive/.test(r.model)),
+      'intermittent series get an intermittent-demand model',
+    );
     assert.equal(results[19]!.status, 'skipped');
     assert.equal((await modelRuns.findById(run._id))!.status, 'succeeded');
     assert.equal(await forecasts.locks.count({}), 0, 'the tenant is free for the next run');
@@ -251,7 +337,10 @@ describe('forecast workers (embedded store and bus, transactional on its own sto
     const again = await newWorker().forecastChunk(run, chunk);
     assert.deepEqual(again.counts, { created: 0, updated: 0, unchanged: chunk.series.length * 8, failed: 0 });
     const after = await forecastRows();
-    assert.deepEqual(after.map((r) => [r.id, r.sell_date, r.quantity, r.updated_at]), before.map((r) => [r.id, r.sell_date, r.quantity, r.updated_at]));
+    assert.deepEqual(
+      after.map((r) => [r.id, r.sell_date, r.quantity, r.updated_at]),
+      before.map((r) => [r.id, r.sell_date, r.quantity, r.updated_at]),
+    );
   });
 
   it('replaces the earlier forecast of each series it forecasts and leaves the other series’ forecasts alone', async () => {
@@ -267,8 +356,15 @@ describe('forecast workers (embedded store and bus, transactional on its own sto
     assert.equal(job.status, 'succeeded', job.message ?? '');
     assert.deepEqual(job.result, { created: 0, updated: 0, deleted: 10, unchanged: 6, failed: 0 });
     const written = bySeries(await forecastRows());
-    assert.deepEqual([...written.keys()].sort((a, b) => a - b), [1, 2, 3, 4, 5, 6]);
-    for (const id of [2, 4]) assert.deepEqual(written.get(id)!.map((r) => r.sell_date), ['2025-01-06', '2025-01-13', '2025-01-20']);
+    assert.deepEqual(
+      [...written.keys()].sort((a, b) => a - b),
+      [1, 2, 3, 4, 5, 6],
+    );
+    for (const id of [2, 4])
+      assert.deepEqual(
+        written.get(id)!.map((r) => r.sell_date),
+        ['2025-01-06', '2025-01-13', '2025-01-20'],
+      );
     for (const id of [1, 3, 5, 6]) assert.equal(written.get(id)!.length, 8);
   });
 
@@ -279,7 +375,10 @@ describe('forecast workers (embedded store and bus, transactional on its own sto
     await finished(run.job_id);
     const records = await forecastRows();
     // 13 weeks after the last sale (2024-12-30) without records count as zero sales.
-    assert.deepEqual(records.map((r) => r.sell_date), ['2025-04-07', '2025-04-14']);
+    assert.deepEqual(
+      records.map((r) => r.sell_date),
+      ['2025-04-07', '2025-04-14'],
+    );
     const result = (await forecasts.results.findOne({ run_id: run._id }))!;
     assert.equal(result.history_periods, 43);
   });

@@ -27,7 +27,17 @@ import type { ModelRunDoc } from '../runs/repository';
 import { readHistory, seriesInput, type SalesPort } from './history';
 import { summarizeAccuracy } from './diagnostics';
 import { latestId, periodSigma, type LatestForecasts } from './latest';
-import { chunkId, resultId, resultKeys, type ChunkCounts, type SeriesIntervals, type ForecastChunkDoc, type ForecastCollections, type ForecastRunDoc, type SeriesResultDoc } from './repository';
+import {
+  chunkId,
+  resultId,
+  resultKeys,
+  type ChunkCounts,
+  type SeriesIntervals,
+  type ForecastChunkDoc,
+  type ForecastCollections,
+  type ForecastRunDoc,
+  type SeriesResultDoc,
+} from './repository';
 
 /** The kind of a forecast run's job. */
 export const FORECAST_JOB_KIND = 'forecast_run';
@@ -36,8 +46,7 @@ export const FORECAST_JOB_KIND = 'forecast_run';
 export const FORECAST_QUEUE = queue<ForecastMessage>('compute.forecast-chunks');
 
 export type ForecastMessage =
-  | { run_id: number; tenant: string; step: 'chunk'; seq: number }
-  | { run_id: number; tenant: string; step: 'finish' };
+  { run_id: number; tenant: string; step: 'chunk'; seq: number } | { run_id: number; tenant: string; step: 'finish' };
 
 /** Rows per ApplySales call (its maximum). */
 const APPLY_BATCH = 10_000;
@@ -73,7 +82,10 @@ export function storedQuantity(value: number): number {
 }
 
 /** The intervals as kept beside the stored forecasts: same decimals, and always around the stored value. */
-export function storedIntervals(stored: readonly number[], intervals: SeriesIntervals | Omit<SeriesIntervals, 'forecast'>): SeriesIntervals {
+export function storedIntervals(
+  stored: readonly number[],
+  intervals: SeriesIntervals | Omit<SeriesIntervals, 'forecast'>,
+): SeriesIntervals {
   const scale = 10 ** QUANTITY_DECIMALS;
   const round = (v: number) => Math.round(v * scale) / scale;
   const lo = (values: readonly number[]) => stored.map((f, k) => Math.min(round(values[k] ?? f), f));
@@ -82,7 +94,10 @@ export function storedIntervals(stored: readonly number[], intervals: SeriesInte
 }
 
 export function callFor(run: ForecastRunDoc): CallOverrides {
-  return { context: { requestId: currentContext()?.requestId ?? `forecast-job-${run.job_id}`, tenant: run.tenant, principal: run.principal }, deadlineMs: CALL_DEADLINE_MS };
+  return {
+    context: { requestId: currentContext()?.requestId ?? `forecast-job-${run.job_id}`, tenant: run.tenant, principal: run.principal },
+    deadlineMs: CALL_DEADLINE_MS,
+  };
 }
 
 const seriesLabel = (s: SeriesResultDoc['series']) => `${s.item_name} / ${s.customer_group_name}`;
@@ -128,7 +143,16 @@ export class ForecastWorker {
         await this.markStarted(run);
         const { counts, errors } = await this.forecastChunk(run, chunk);
         // Reported before it is marked done, so every chunk's event is on the bus before the finishing step is.
-        await this.send({ type: 'part', job_id: run.job_id, tenant: run.tenant, part: `chunk-${seq}`, processed: chunk.series.length, result: counts, errors, errors_count: errors.length });
+        await this.send({
+          type: 'part',
+          job_id: run.job_id,
+          tenant: run.tenant,
+          part: `chunk-${seq}`,
+          processed: chunk.series.length,
+          result: counts,
+          errors,
+          errors_count: errors.length,
+        });
         await chunks.updateOne({ _id: chunk._id, state: 'pending' }, { $set: { state: 'done', counts, updated_at: Date.now() } });
       } catch (err) {
         // Thrown back while the bus would still retry (a dependency down is retried through the outage window).
@@ -228,9 +252,14 @@ export class ForecastWorker {
           });
         }
       } catch (err) {
-        if (!(err instanceof RangeError)) this.deps.logger.warn({ err, job: run.job_id, series: series.item_customer_group_id }, 'a series could not be forecast');
+        if (!(err instanceof RangeError))
+          this.deps.logger.warn({ err, job: run.job_id, series: series.item_customer_group_id }, 'a series could not be forecast');
         Object.assign(result, { status: 'failed', message: `Could not be forecast: ${reasonOf(err)}.` });
-        errors.push({ row: position, field: 'item_customer_group_id', message: `${seriesLabel(series)} (item-customer-group ${series.item_customer_group_id}): ${result.message}` });
+        errors.push({
+          row: position,
+          field: 'item_customer_group_id',
+          message: `${seriesLabel(series)} (item-customer-group ${series.item_customer_group_id}): ${result.message}`,
+        });
       }
       results.push(result);
       if (result.status === 'forecast') {
@@ -309,9 +338,25 @@ export class ForecastWorker {
       })),
     );
     const counts: ChunkCounts = { created: 0, updated: 0, unchanged: 0, failed: chunk.series.length * run.forecast_periods };
-    const errors = results.map(({ position, series }) => ({ row: position, field: 'item_customer_group_id', message: `${seriesLabel(series)}: ${message}` }));
-    await this.send({ type: 'part', job_id: run.job_id, tenant: run.tenant, part: `chunk-${chunk.seq}`, processed: chunk.series.length, result: counts, errors, errors_count: errors.length });
-    await this.deps.forecasts.chunks.updateOne({ _id: chunk._id, state: 'pending' }, { $set: { state: 'failed', counts, updated_at: Date.now() } });
+    const errors = results.map(({ position, series }) => ({
+      row: position,
+      field: 'item_customer_group_id',
+      message: `${seriesLabel(series)}: ${message}`,
+    }));
+    await this.send({
+      type: 'part',
+      job_id: run.job_id,
+      tenant: run.tenant,
+      part: `chunk-${chunk.seq}`,
+      processed: chunk.series.length,
+      result: counts,
+      errors,
+      errors_count: errors.length,
+    });
+    await this.deps.forecasts.chunks.updateOne(
+      { _id: chunk._id, state: 'pending' },
+      { $set: { state: 'failed', counts, updated_at: Date.now() } },
+    );
     this.deps.logger.error({ err, run: run._id, job: run.job_id, chunk: chunk.seq }, 'forecast chunk failed for good');
   }
 
@@ -326,14 +371,21 @@ export class ForecastWorker {
   }
 
   async queueFinish(run: ForecastRunDoc): Promise<void> {
-    await this.deps.bus.send(FORECAST_QUEUE, { run_id: run._id, tenant: run.tenant, step: 'finish' }, { messageId: `forecast:${run._id}:finish` });
+    await this.deps.bus.send(
+      FORECAST_QUEUE,
+      { run_id: run._id, tenant: run.tenant, step: 'finish' },
+      { messageId: `forecast:${run._id}:finish` },
+    );
   }
 
   // ------------------------------------------------------------------ finishing
 
   private async finish(run: ForecastRunDoc, delivery: Delivery): Promise<void> {
     // `dispatching` too: a quick chunk may settle before the service has noted every chunk sent.
-    const claimed = await this.deps.forecasts.runs.updateOne({ _id: run._id, phase: { $in: ['dispatching', 'running'] } }, { $set: { phase: 'finalizing', updated_at: Date.now() } });
+    const claimed = await this.deps.forecasts.runs.updateOne(
+      { _id: run._id, phase: { $in: ['dispatching', 'running'] } },
+      { $set: { phase: 'finalizing', updated_at: Date.now() } },
+    );
     // Several chunks may settle at once and each queue the step: the first delivery to claim it runs it (or a redelivery of that one).
     if (claimed.modified === 0 && delivery.deliveryCount === 1) return;
     if (run.outcome) return this.announce(run, run.outcome);
@@ -350,9 +402,13 @@ export class ForecastWorker {
     // The job waits for the parts `finished` announces, so nothing polls it here.
     const outcome = { ...(await this.outcomeOf(run, deleted, replaceFailure)), parts: run.chunks + (deleted > 0 ? 1 : 0) };
     const validations = [];
-    for await (const r of this.deps.forecasts.results.iterate({ run_id: run._id, status: 'forecast' })) if (r.validation) validations.push(r.validation);
+    for await (const r of this.deps.forecasts.results.iterate({ run_id: run._id, status: 'forecast' }))
+      if (r.validation) validations.push(r.validation);
     const accuracy = summarizeAccuracy(validations);
-    await this.deps.forecasts.runs.updateOne({ _id: run._id }, { $set: { outcome, accuracy, finished_at: Date.now(), updated_at: Date.now() } });
+    await this.deps.forecasts.runs.updateOne(
+      { _id: run._id },
+      { $set: { outcome, accuracy, finished_at: Date.now(), updated_at: Date.now() } },
+    );
     // Freed before the job says it finished, so a client that sees it finished can start the next run.
     await this.deps.forecasts.locks.deleteOne({ _id: run.tenant, run_id: run._id });
     await this.announce(run, outcome);
@@ -378,7 +434,10 @@ export class ForecastWorker {
     const keep: tpb.SalesRow[] = [];
     const mark = async () => {
       if (keep.length === 0) return;
-      await this.deps.sales.applySales({ load_id: run.load_id, rows: keep.splice(0), refuse_creates: true, refuse_updates: false, dry_run: false }, call);
+      await this.deps.sales.applySales(
+        { load_id: run.load_id, rows: keep.splice(0), refuse_creates: true, refuse_updates: false, dry_run: false },
+        call,
+      );
     };
     let doomed = 0;
     let after = 0;
@@ -404,7 +463,10 @@ export class ForecastWorker {
     await mark();
     await runs.updateOne({ _id: run._id, planned_deletes: null }, { $set: { planned_deletes: doomed } });
     const planned = (await runs.findById(run._id))?.planned_deletes ?? doomed;
-    await this.deps.sales.deleteSalesOutsideLoad({ load_id: run.load_id, sale_type_ids: [run.sale_types.forecast.id], customer_group_ids: [...groups], dry_run: false }, call);
+    await this.deps.sales.deleteSalesOutsideLoad(
+      { load_id: run.load_id, sale_type_ids: [run.sale_types.forecast.id], customer_group_ids: [...groups], dry_run: false },
+      call,
+    );
     return planned;
   }
 
@@ -413,7 +475,11 @@ export class ForecastWorker {
    * events once finished: wait (bounded) until the job shows every chunk and the deletes.
    */
   /** The run's summary from its chunks and series results. */
-  private async outcomeOf(run: ForecastRunDoc, deleted: number, replaceFailure: string | null): Promise<NonNullable<ForecastRunDoc['outcome']>> {
+  private async outcomeOf(
+    run: ForecastRunDoc,
+    deleted: number,
+    replaceFailure: string | null,
+  ): Promise<NonNullable<ForecastRunDoc['outcome']>> {
     const { chunks, results } = this.deps.forecasts;
     const totals: ChunkCounts = { created: 0, updated: 0, unchanged: 0, failed: 0 };
     for await (const c of chunks.iterate({ run_id: run._id })) {
@@ -436,7 +502,14 @@ export class ForecastWorker {
   /** Tells the job how the run ended (repeatable: a job takes its first finish only). */
   private async announce(run: ForecastRunDoc, outcome: NonNullable<ForecastRunDoc['outcome']>): Promise<void> {
     await this.deps.modelRuns.updateOne({ _id: run._id }, { $set: { status: outcome.status, finished_at: new Date().toISOString() } });
-    await this.send({ type: 'finished', job_id: run.job_id, tenant: run.tenant, status: outcome.status, message: outcome.message, ...(outcome.parts ? { parts: outcome.parts } : {}) });
+    await this.send({
+      type: 'finished',
+      job_id: run.job_id,
+      tenant: run.tenant,
+      status: outcome.status,
+      message: outcome.message,
+      ...(outcome.parts ? { parts: outcome.parts } : {}),
+    });
     // Only once the job was told: a run left finalizing is announced again.
     await this.deps.forecasts.runs.updateOne({ _id: run._id }, { $set: { phase: 'done', updated_at: Date.now() } });
     this.deps.logger.info({ run: run._id, job: run.job_id, status: outcome.status, series: run.series_count }, 'forecast run finished');
@@ -451,7 +524,10 @@ export class ForecastWorker {
    */
   async sweep(now = Date.now()): Promise<void> {
     const { runs } = this.deps.forecasts;
-    for (const run of await runs.find({ phase: { $in: ['dispatching', 'running', 'finalizing'] }, updated_at: { $lt: now - STALLED_RUN_MS } })) {
+    for (const run of await runs.find({
+      phase: { $in: ['dispatching', 'running', 'finalizing'] },
+      updated_at: { $lt: now - STALLED_RUN_MS },
+    })) {
       if (run.phase === 'dispatching') {
         await this.abandon(run, now);
         continue;
@@ -464,8 +540,14 @@ export class ForecastWorker {
 
   /** Fails a run whose chunks did not all reach the bus, and frees its tenant. */
   async abandon(run: ForecastRunDoc, now = Date.now()): Promise<void> {
-    const outcome = { status: 'failed' as const, message: 'The forecast run was interrupted before its work was queued; nothing was forecast. Send the request again.' };
-    await this.deps.forecasts.runs.updateOne({ _id: run._id }, { $set: { outcome, accuracy: summarizeAccuracy([]), finished_at: now, updated_at: now } });
+    const outcome = {
+      status: 'failed' as const,
+      message: 'The forecast run was interrupted before its work was queued; nothing was forecast. Send the request again.',
+    };
+    await this.deps.forecasts.runs.updateOne(
+      { _id: run._id },
+      { $set: { outcome, accuracy: summarizeAccuracy([]), finished_at: now, updated_at: now } },
+    );
     await this.deps.forecasts.locks.deleteOne({ _id: run.tenant, run_id: run._id });
     await this.announce(run, outcome);
   }

@@ -16,8 +16,21 @@ export function openModelRuns(store: Store): Promise<Collection<ModelRunDoc>> {
     name: 'model_runs',
     autoIncrement: true,
     indexes: [
-      { name: 'tenant_id', keys: [['tenant', 1], ['_id', 1]] },
-      { name: 'tenant_job', keys: [['tenant', 1], ['job_id', 1], ['_id', 1]] },
+      {
+        name: 'tenant_id',
+        keys: [
+          ['tenant', 1],
+          ['_id', 1],
+        ],
+      },
+      {
+        name: 'tenant_job',
+        keys: [
+          ['tenant', 1],
+          ['job_id', 1],
+          ['_id', 1],
+        ],
+      },
     ],
   });
 }

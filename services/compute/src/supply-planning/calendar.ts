@@ -18,8 +18,12 @@ export class BucketClock {
   private readonly startMs: number;
   private readonly startMonth: number;
 
-  constructor(bucket: string, readonly periodStarts: readonly string[]) {
-    if (!(BUCKET_SIZES as readonly string[]).includes(bucket)) throw new PlanningInputError('calendar.bucket', `must be one of ${BUCKET_SIZES.join(', ')}`);
+  constructor(
+    bucket: string,
+    readonly periodStarts: readonly string[],
+  ) {
+    if (!(BUCKET_SIZES as readonly string[]).includes(bucket))
+      throw new PlanningInputError('calendar.bucket', `must be one of ${BUCKET_SIZES.join(', ')}`);
     if (periodStarts.length === 0) throw new PlanningInputError('period_starts', 'needs at least one bucket');
     this.bucket = bucket as BucketSize;
     this.buckets = periodStarts.length;

@@ -14,8 +14,18 @@ import {
   type SalesPoint,
 } from './inputs';
 
-const history = (customer_group_id: number, sell_date: string, quantity: number): SalesPoint => ({ customer_group_id, sale_type: 'history', sell_date, quantity });
-const forecast = (customer_group_id: number, sell_date: string, quantity: number): SalesPoint => ({ customer_group_id, sale_type: 'forecast', sell_date, quantity });
+const history = (customer_group_id: number, sell_date: string, quantity: number): SalesPoint => ({
+  customer_group_id,
+  sale_type: 'history',
+  sell_date,
+  quantity,
+});
+const forecast = (customer_group_id: number, sell_date: string, quantity: number): SalesPoint => ({
+  customer_group_id,
+  sale_type: 'forecast',
+  sell_date,
+  quantity,
+});
 
 function itemLocation(overrides: Partial<ref.ItemLocation> = {}): ref.ItemLocation {
   return {
@@ -70,7 +80,10 @@ describe('supply planning: calendar clock', () => {
   });
 
   it('refuses a bucket size the engine does not know', () => {
-    assert.throws(() => new BucketClock('year', ['2025-01-01']), (err: unknown) => err instanceof PlanningInputError && err.field === 'calendar.bucket');
+    assert.throws(
+      () => new BucketClock('year', ['2025-01-01']),
+      (err: unknown) => err instanceof PlanningInputError && err.field === 'calendar.bucket',
+    );
   });
 });
 
@@ -100,7 +113,10 @@ describe('supply planning: demand mapping', () => {
     assert.equal(g1.sellThrough.length, 13);
     assert.equal(g1.sellThrough[0], 4);
     assert.equal(g1.sellThrough[12], 3);
-    assert.equal(g1.sellThrough.reduce((a, b) => a + b, 0), 7);
+    assert.equal(
+      g1.sellThrough.reduce((a, b) => a + b, 0),
+      7,
+    );
   });
 
   it('takes the Forecast where one exists in the bucket and History a year earlier elsewhere, per customer group', () => {
@@ -108,18 +124,37 @@ describe('supply planning: demand mapping', () => {
     assert.deepEqual([...alone.gross], [10, 0, 40, 30]);
     assert.deepEqual([alone.forecast_buckets, alone.history_buckets, alone.mixed_buckets], [2, 2, 0]);
 
-    const shared = standardDemand(4, byGroup, { customer_group_ids: [1, 2, 3], customer_group_names: ['Retail', 'Online', 'Empty'], share: 0.5, own_group: null });
+    const shared = standardDemand(4, byGroup, {
+      customer_group_ids: [1, 2, 3],
+      customer_group_names: ['Retail', 'Online', 'Empty'],
+      share: 0.5,
+      own_group: null,
+    });
     assert.deepEqual([...shared.gross], [(10 + 6) / 2, 0, 40 / 2, 30 / 2]);
     assert.deepEqual([shared.forecast_buckets, shared.history_buckets, shared.mixed_buckets], [0, 2, 2]);
   });
 
   it('gives a location its own customer group (named after it), and the other locations equal shares of the rest', () => {
     const ownership = new DemandOwnership(
-      [{ id: 1, name: 'Retail' }, { id: 2, name: 'partner-mart' }, { id: 3, name: 'Online' }],
+      [
+        { id: 1, name: 'Retail' },
+        { id: 2, name: 'partner-mart' },
+        { id: 3, name: 'Online' },
+      ],
       ['DC-East', 'DC-West', 'Partner-Mart'],
     );
-    assert.deepEqual(ownership.attribute('PARTNER-MART', 3), { customer_group_ids: [2], customer_group_names: ['partner-mart'], share: 1, own_group: { id: 2, name: 'partner-mart' } });
-    assert.deepEqual(ownership.attribute('DC-East', 2), { customer_group_ids: [1, 3], customer_group_names: ['Retail', 'Online'], share: 0.5, own_group: null });
+    assert.deepEqual(ownership.attribute('PARTNER-MART', 3), {
+      customer_group_ids: [2],
+      customer_group_names: ['partner-mart'],
+      share: 1,
+      own_group: { id: 2, name: 'partner-mart' },
+    });
+    assert.deepEqual(ownership.attribute('DC-East', 2), {
+      customer_group_ids: [1, 3],
+      customer_group_names: ['Retail', 'Online'],
+      share: 0.5,
+      own_group: null,
+    });
     assert.equal(ownership.sharesDemand('DC-West'), true);
     assert.equal(ownership.sharesDemand('Partner-Mart'), false);
   });
@@ -147,7 +182,13 @@ describe('supply planning: demand mapping', () => {
   });
 
   it('plans a partner from its average sell-through and on-hand, where standard follows forecast and last year', () => {
-    const ownership = new DemandOwnership([{ id: 1, name: 'Partner-Mart' }, { id: 2, name: 'Retail' }], ['Partner-Mart', 'DC-East']);
+    const ownership = new DemandOwnership(
+      [
+        { id: 1, name: 'Partner-Mart' },
+        { id: 2, name: 'Retail' },
+      ],
+      ['Partner-Mart', 'DC-East'],
+    );
     const attribution = ownership.attribute('Partner-Mart', 1);
     const context = { clock, supply_policy: 'unconstrained' as const, itemLocation: itemLocation(), on_hand: 5 };
     const sellThrough = partnerSellThrough(byGroup, attribution)!;
@@ -162,25 +203,39 @@ describe('supply planning: demand mapping', () => {
     // Lot-for-lot, lead time 1: 5 on hand covers bucket 0 only in partner mode; standard needs 5 more at once.
     assert.equal(partner.planned_receipts[0], 0);
     assert.equal(standard.planned_receipts[0], 5);
-    assert.equal(standard.exceptions.some((e) => e.type === 'release_in_past'), true);
+    assert.equal(
+      standard.exceptions.some((e) => e.type === 'release_in_past'),
+      true,
+    );
   });
 
   it('maps reference parameters onto the engine, 0 meaning none', () => {
-    assert.deepEqual(engineParameters(itemLocation({ lot_sizing_rule: 'period_order_quantity', ordering_cost: 50, periods_of_supply: 0, max_order_qty: 0 })), {
-      lead_time: 1,
-      safety_stock: 0,
-      min_order_qty: 0,
-      order_multiple: 0,
-      max_order_qty: 0,
-      lot_sizing_rule: 'period_order_quantity',
-      fixed_order_qty: undefined,
-      ordering_cost: 50,
-      holding_rate: 0.25,
-      unit_cost: 2,
-      periods_of_supply: undefined,
-    });
+    assert.deepEqual(
+      engineParameters(
+        itemLocation({ lot_sizing_rule: 'period_order_quantity', ordering_cost: 50, periods_of_supply: 0, max_order_qty: 0 }),
+      ),
+      {
+        lead_time: 1,
+        safety_stock: 0,
+        min_order_qty: 0,
+        order_multiple: 0,
+        max_order_qty: 0,
+        lot_sizing_rule: 'period_order_quantity',
+        fixed_order_qty: undefined,
+        ordering_cost: 50,
+        holding_rate: 0.25,
+        unit_cost: 2,
+        periods_of_supply: undefined,
+      },
+    );
     assert.throws(
-      () => planItemLocation(standardPlanInput({ clock, supply_policy: 'unconstrained', itemLocation: itemLocation({ lot_sizing_rule: 'fixed_order_quantity' }), on_hand: 0 }, standardDemand(4, byGroup, { customer_group_ids: [1], customer_group_names: [], share: 1, own_group: null }))),
+      () =>
+        planItemLocation(
+          standardPlanInput(
+            { clock, supply_policy: 'unconstrained', itemLocation: itemLocation({ lot_sizing_rule: 'fixed_order_quantity' }), on_hand: 0 },
+            standardDemand(4, byGroup, { customer_group_ids: [1], customer_group_names: [], share: 1, own_group: null }),
+          ),
+        ),
       (err: unknown) => err instanceof PlanningInputError && err.field === 'parameters.fixed_order_qty',
     );
   });

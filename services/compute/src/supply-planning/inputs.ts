@@ -40,7 +40,13 @@ export function groupDemand(clock: BucketClock, records: Iterable<SalesPoint>): 
   const of = (group: number) => {
     let demand = byGroup.get(group);
     if (!demand) {
-      demand = { forecast: new Float64Array(n), hasForecast: new Uint8Array(n), lastYear: new Float64Array(n), sellThrough: new Float64Array(window), sellThroughRecords: 0 };
+      demand = {
+        forecast: new Float64Array(n),
+        hasForecast: new Uint8Array(n),
+        lastYear: new Float64Array(n),
+        sellThrough: new Float64Array(window),
+        sellThroughRecords: 0,
+      };
       byGroup.set(group, demand);
     }
     return demand;
@@ -151,7 +157,12 @@ export function standardDemand(buckets: number, byGroup: ReadonlyMap<number, Gro
     if (fromForecast === groups.length && groups.length > 0) forecastBuckets++;
     else if (fromForecast === 0) historyBuckets++;
   }
-  return { gross, forecast_buckets: forecastBuckets, history_buckets: historyBuckets, mixed_buckets: buckets - forecastBuckets - historyBuckets };
+  return {
+    gross,
+    forecast_buckets: forecastBuckets,
+    history_buckets: historyBuckets,
+    mixed_buckets: buckets - forecastBuckets - historyBuckets,
+  };
 }
 
 /** Where an item-location's demand came from (`meta.demand.source`). */

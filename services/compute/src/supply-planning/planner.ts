@@ -44,7 +44,12 @@ export function inputErrorMessage(err: PlanningInputError): string {
 }
 
 /** Plans `records` (item-locations of the run's view) and stores their plans; infrastructure failures throw. */
-export async function planBatch(clients: Clients, run: RunSpec, records: readonly ref.PlanningParameters[], uncertainty?: UncertaintyReader): Promise<Outcome[]> {
+export async function planBatch(
+  clients: Clients,
+  run: RunSpec,
+  records: readonly ref.PlanningParameters[],
+  uncertainty?: UncertaintyReader,
+): Promise<Outcome[]> {
   const itemLocations = records.map((r) => r.item_location!);
   const withLevel = itemLocations.filter((il) => il.service_level > 0).map((il) => il.item_id);
   const [data, intervals] = await Promise.all([
@@ -81,7 +86,10 @@ function planOne(run: RunSpec, record: ref.PlanningParameters, data: PlanningDat
   // Only a trading partner's item-location reports sell-through; without any, partner mode plans like standard.
   const sellThrough = mode === 'partner' && itemLocation.partner ? partnerSellThrough(byGroup, attribution) : null;
   // Sell-through plans the partner's own account whole; otherwise the location's share of its groups.
-  const planned = sellThrough && attribution.own_group ? { groups: [attribution.own_group.id], share: 1 } : { groups: attribution.customer_group_ids, share: attribution.share };
+  const planned =
+    sellThrough && attribution.own_group
+      ? { groups: [attribution.own_group.id], share: 1 }
+      : { groups: attribution.customer_group_ids, share: attribution.share };
   const safetyStock = resolveSafetyStock({
     fixed: itemLocation.safety_stock,
     service_level: itemLocation.service_level,
@@ -92,7 +100,13 @@ function planOne(run: RunSpec, record: ref.PlanningParameters, data: PlanningDat
     share: planned.share,
     series: intervals.get(itemLocation.item_id) ?? [],
   });
-  const context: PlanContext = { clock: run.clock, supply_policy: run.supply_policy, itemLocation, on_hand: stock.quantity, safety_stock: safetyStock.quantity };
+  const context: PlanContext = {
+    clock: run.clock,
+    supply_policy: run.supply_policy,
+    itemLocation,
+    on_hand: stock.quantity,
+    safety_stock: safetyStock.quantity,
+  };
   let plan: PlanResult;
   let demand: pb.DemandSource;
   const base = { customer_groups: attribution.customer_group_names, share: attribution.share };
@@ -155,8 +169,18 @@ function planOne(run: RunSpec, record: ref.PlanningParameters, data: PlanningDat
     },
     demand,
     rows: json.rows,
-    exceptions: json.exceptions.map((e) => ({ type: e.type, period_start: e.period_start, quantity: e.quantity, buckets_past_due: e.buckets_past_due ?? 0 })),
-    planned_orders: json.planned_orders.map((o) => ({ release_period: o.release_period, receipt_period: o.receipt_period, quantity: o.quantity, past_due: o.past_due })),
+    exceptions: json.exceptions.map((e) => ({
+      type: e.type,
+      period_start: e.period_start,
+      quantity: e.quantity,
+      buckets_past_due: e.buckets_past_due ?? 0,
+    })),
+    planned_orders: json.planned_orders.map((o) => ({
+      release_period: o.release_period,
+      receipt_period: o.receipt_period,
+      quantity: o.quantity,
+      past_due: o.past_due,
+    })),
     past_due_releases: json.past_due_releases,
     financial_totals: financial.totals,
     unit_cost: unitCost,

@@ -49,11 +49,29 @@ export async function openPlanRepositories(store: Store): Promise<PlanRepositori
   const [jobs, chunks] = await Promise.all([
     store.collection<PlanJobDoc>({
       name: 'supply_plan_jobs',
-      indexes: [{ name: 'open_created', keys: [['open', 1], ['created_ms', 1], ['_id', 1]] }],
+      indexes: [
+        {
+          name: 'open_created',
+          keys: [
+            ['open', 1],
+            ['created_ms', 1],
+            ['_id', 1],
+          ],
+        },
+      ],
     }),
     store.collection<PlanChunkDoc>({
       name: 'supply_plan_chunks',
-      indexes: [{ name: 'run_seq', keys: [['run_id', 1], ['seq', 1]], unique: true }],
+      indexes: [
+        {
+          name: 'run_seq',
+          keys: [
+            ['run_id', 1],
+            ['seq', 1],
+          ],
+          unique: true,
+        },
+      ],
     }),
   ]);
   return { jobs, chunks };

@@ -3,7 +3,12 @@ import { planTargetErrors as targetErrors } from '@supply/contracts';
 import { parseGenerationRequest, type TargetFields } from './request';
 
 const none: TargetFields = { item_location_id: 0, item_name: '', location_name: '', view_id: 0, view_name: '' };
-const request = (fields: Partial<TargetFields & { mode: string; supply_policy: string }>) => ({ ...none, mode: 'standard', supply_policy: '', ...fields });
+const request = (fields: Partial<TargetFields & { mode: string; supply_policy: string }>) => ({
+  ...none,
+  mode: 'standard',
+  supply_policy: '',
+  ...fields,
+});
 
 describe('supply planning: generate request', () => {
   it('needs exactly one target', () => {
@@ -18,12 +23,19 @@ describe('supply planning: generate request', () => {
       view_id: ['The view id field prohibits item location id from being present: name one item-location or one view.'],
     });
     assert.deepEqual(Object.keys(targetErrors({ ...none, view_id: 1, view_name: 'Default' })), ['view_name']);
-    assert.deepEqual(Object.keys(targetErrors({ ...none, item_location_id: 3, item_name: 'A', location_name: 'B' })), ['item_name', 'location_name']);
+    assert.deepEqual(Object.keys(targetErrors({ ...none, item_location_id: 3, item_name: 'A', location_name: 'B' })), [
+      'item_name',
+      'location_name',
+    ]);
   });
 
   it('wants item_name and location_name together', () => {
-    assert.deepEqual(targetErrors({ ...none, item_name: 'SKU-0001' }), { location_name: ['The location name field is required when item name is present.'] });
-    assert.deepEqual(targetErrors({ ...none, location_name: 'DC-East' }), { item_name: ['The item name field is required when location name is present.'] });
+    assert.deepEqual(targetErrors({ ...none, item_name: 'SKU-0001' }), {
+      location_name: ['The location name field is required when item name is present.'],
+    });
+    assert.deepEqual(targetErrors({ ...none, location_name: 'DC-East' }), {
+      item_name: ['The item name field is required when location name is present.'],
+    });
   });
 
   it('limits names to 255 characters', () => {
@@ -36,10 +48,19 @@ describe('supply planning: generate request', () => {
       ok: true,
       value: { mode: 'standard', supply_policy: 'unconstrained', target: { kind: 'view', view_id: 2, view_name: '' } },
     });
-    assert.deepEqual(parseGenerationRequest(request({ mode: 'partner', supply_policy: 'constrained', item_name: ' SKU-0001 ', location_name: 'Partner-Mart' })), {
-      ok: true,
-      value: { mode: 'partner', supply_policy: 'constrained', target: { kind: 'names', item_name: 'SKU-0001', location_name: 'Partner-Mart' } },
-    });
+    assert.deepEqual(
+      parseGenerationRequest(
+        request({ mode: 'partner', supply_policy: 'constrained', item_name: ' SKU-0001 ', location_name: 'Partner-Mart' }),
+      ),
+      {
+        ok: true,
+        value: {
+          mode: 'partner',
+          supply_policy: 'constrained',
+          target: { kind: 'names', item_name: 'SKU-0001', location_name: 'Partner-Mart' },
+        },
+      },
+    );
     const bad = parseGenerationRequest(request({ mode: 'fastest', supply_policy: 'maybe', item_location_id: 1, view_name: 'Default' }));
     assert.equal(bad.ok, false);
     assert.deepEqual(Object.keys(!bad.ok ? bad.errors : {}).sort(), ['mode', 'supply_policy', 'view_name']);

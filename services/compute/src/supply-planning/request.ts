@@ -33,7 +33,8 @@ const label = (field: string) => field.replace(/_/g, ' ');
 function formatErrors(fields: TargetFields): FieldErrors {
   const errors: FieldErrors = {};
   for (const field of ['item_name', 'location_name', 'view_name'] as const) {
-    if (fields[field].length > MAX_NAME_LENGTH) errors[field] = [`The ${label(field)} field must not be greater than ${MAX_NAME_LENGTH} characters.`];
+    if (fields[field].length > MAX_NAME_LENGTH)
+      errors[field] = [`The ${label(field)} field must not be greater than ${MAX_NAME_LENGTH} characters.`];
   }
   for (const field of ['item_location_id', 'view_id'] as const) {
     if (!Number.isSafeInteger(fields[field]) || fields[field] < 0) errors[field] = [`The ${label(field)} field must be at least 1.`];

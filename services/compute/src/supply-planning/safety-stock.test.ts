@@ -2,9 +2,16 @@ import assert from 'node:assert/strict';
 import { periodSigma } from '../forecasting/latest';
 import { normalQuantile, resolveSafetyStock, windowVariance, type SafetyStockInput, type SeriesUncertainty } from './safety-stock';
 
-const close = (actual: number, expected: number, tolerance = 1e-6) => assert.ok(Math.abs(actual - expected) <= tolerance, `${actual} != ${expected}`);
+const close = (actual: number, expected: number, tolerance = 1e-6) =>
+  assert.ok(Math.abs(actual - expected) <= tolerance, `${actual} != ${expected}`);
 const WEEKS = ['2025-01-06', '2025-01-13', '2025-01-20', '2025-01-27', '2025-02-03', '2025-02-10'];
-const weekly = (customer_group_id: number, sigma: number[], run_id = 1): SeriesUncertainty => ({ customer_group_id, run_id, timing_interval: 'week', dates: WEEKS.slice(0, sigma.length), sigma });
+const weekly = (customer_group_id: number, sigma: number[], run_id = 1): SeriesUncertainty => ({
+  customer_group_id,
+  run_id,
+  timing_interval: 'week',
+  dates: WEEKS.slice(0, sigma.length),
+  sigma,
+});
 
 describe('safety stock from forecast uncertainty', () => {
   it('takes the normal quantile of the service level', () => {
@@ -60,7 +67,16 @@ describe('safety stock from forecast uncertainty', () => {
   });
 
   it('keeps the fixed quantity without a service level, and says why when no forecast interval applies', () => {
-    assert.deepEqual(resolveSafetyStock(input({ service_level: 0 })), { source: 'fixed', quantity: 7, service_level: 0, z: 0, sigma_lead_time: 0, series: 0, forecast_run_ids: [], note: '' });
+    assert.deepEqual(resolveSafetyStock(input({ service_level: 0 })), {
+      source: 'fixed',
+      quantity: 7,
+      service_level: 0,
+      z: 0,
+      sigma_lead_time: 0,
+      series: 0,
+      forecast_run_ids: [],
+      note: '',
+    });
     const none = resolveSafetyStock(input({ series: [weekly(3, [1])] }));
     assert.equal(none.source, 'fixed');
     assert.equal(none.quantity, 7);

@@ -31,7 +31,13 @@ export function latestUncertainty(latest: LatestForecasts, tenant: string): Unce
     if (itemIds.length === 0) return byItem;
     for (const doc of await latest.find({ tenant, item_id: { $in: [...new Set(itemIds)] } })) {
       const list = byItem.get(doc.item_id) ?? [];
-      list.push({ customer_group_id: doc.customer_group_id, run_id: doc.run_id, timing_interval: doc.timing_interval, dates: doc.dates, sigma: doc.sigma });
+      list.push({
+        customer_group_id: doc.customer_group_id,
+        run_id: doc.run_id,
+        timing_interval: doc.timing_interval,
+        dates: doc.dates,
+        sigma: doc.sigma,
+      });
       byItem.set(doc.item_id, list);
     }
     return byItem;
@@ -48,12 +54,18 @@ export function normalQuantile(p: number): number {
   const low = 0.02425;
   if (p < low) {
     const q = Math.sqrt(-2 * Math.log(p));
-    return (((((c[0]! * q + c[1]!) * q + c[2]!) * q + c[3]!) * q + c[4]!) * q + c[5]!) / ((((d[0]! * q + d[1]!) * q + d[2]!) * q + d[3]!) * q + 1);
+    return (
+      (((((c[0]! * q + c[1]!) * q + c[2]!) * q + c[3]!) * q + c[4]!) * q + c[5]!) /
+      ((((d[0]! * q + d[1]!) * q + d[2]!) * q + d[3]!) * q + 1)
+    );
   }
   if (p > 1 - low) return -normalQuantile(1 - p);
   const q = p - 0.5;
   const r = q * q;
-  return ((((((a[0]! * r + a[1]!) * r + a[2]!) * r + a[3]!) * r + a[4]!) * r + a[5]!) * q) / (((((b[0]! * r + b[1]!) * r + b[2]!) * r + b[3]!) * r + b[4]!) * r + 1);
+  return (
+    ((((((a[0]! * r + a[1]!) * r + a[2]!) * r + a[3]!) * r + a[4]!) * r + a[5]!) * q) /
+    (((((b[0]! * r + b[1]!) * r + b[2]!) * r + b[3]!) * r + b[4]!) * r + 1)
+  );
 }
 
 /**
@@ -94,7 +106,16 @@ const round = (v: number) => Math.round(v * 10 ** DECIMALS) / 10 ** DECIMALS;
 
 /** The safety stock to plan with, and where it came from (`meta.safety_stock`). */
 export function resolveSafetyStock(input: SafetyStockInput): pb.SafetyStockSource {
-  const fixed = (note: string): pb.SafetyStockSource => ({ source: 'fixed', quantity: input.fixed, service_level: input.service_level, z: 0, sigma_lead_time: 0, series: 0, forecast_run_ids: [], note });
+  const fixed = (note: string): pb.SafetyStockSource => ({
+    source: 'fixed',
+    quantity: input.fixed,
+    service_level: input.service_level,
+    z: 0,
+    sigma_lead_time: 0,
+    series: 0,
+    forecast_run_ids: [],
+    note,
+  });
   if (!(input.service_level > 0 && input.service_level < 1)) return fixed('');
   const groups = new Set(input.customer_group_ids);
   let variance = 0;
@@ -106,7 +127,8 @@ export function resolveSafetyStock(input: SafetyStockInput): pb.SafetyStockSourc
     variance += v;
     used.push(s);
   }
-  if (used.length === 0) return fixed('No forecast with prediction intervals for the demand planned here: the fixed safety stock was used.');
+  if (used.length === 0)
+    return fixed('No forecast with prediction intervals for the demand planned here: the fixed safety stock was used.');
   const z = normalQuantile(input.service_level);
   // Series errors taken as independent: variances add; the share scales the demand and its spread alike.
   const sigma = input.share * Math.sqrt(variance);

@@ -27,7 +27,11 @@ describe('supply planning: synchronous capacity', () => {
         },
       },
     } as unknown as Clients;
-    const service = new SupplyPlanService({ clients, logger: createLogger('silent'), limits: { ...LIMITS, syncPlansInFlight: 1 } } as unknown as ServiceDeps);
+    const service = new SupplyPlanService({
+      clients,
+      logger: createLogger('silent'),
+      limits: { ...LIMITS, syncPlansInFlight: 1 },
+    } as unknown as ServiceDeps);
     const ctx = { requireTenant: () => 'demo' } as unknown as CallContext;
 
     const first = service.generate(request(1), ctx);

@@ -3,7 +3,19 @@
  * job (registered with workflows) whose item-locations go out in chunks on the bus to the
  * compute workers (worker.ts).
  */
-import { AppError, isAppError, jobRootHeaders, traceRoot, ValidationError, type Bus, type CallContext, type Clients, type Collection, type Logger, type Metrics } from '@supply/kit';
+import {
+  AppError,
+  isAppError,
+  jobRootHeaders,
+  traceRoot,
+  ValidationError,
+  type Bus,
+  type CallContext,
+  type Clients,
+  type Collection,
+  type Logger,
+  type Metrics,
+} from '@supply/kit';
 import { queue, supply_compute_v1 as pb, type supply_reference_v1 as ref } from '@supply/contracts';
 import type { ModelRunDoc } from '../runs/repository';
 import { BucketClock } from './calendar';
@@ -75,7 +87,8 @@ export class SupplyPlanService {
     if (claim?.kind === 'replay') return { ...claim.answer, replayed: true };
     let answer: pb.GenerateSupplyPlanResponse;
     try {
-      answer = parsed.value.target.kind === 'view' ? await this.startRun(tenant, parsed.value, ctx) : await this.planNow(tenant, parsed.value);
+      answer =
+        parsed.value.target.kind === 'view' ? await this.startRun(tenant, parsed.value, ctx) : await this.planNow(tenant, parsed.value);
     } catch (err) {
       if (claim) await this.deps.keys.release(claim);
       throw err;
@@ -99,12 +112,25 @@ export class SupplyPlanService {
       const record = await this.resolveItemLocation(target);
       const itemLocation = record.item_location!;
       const view = await this.viewOf(itemLocation, field);
-      const run = await this.deps.runs.insertOne({ tenant, kind: 'supply_plan', job_id: 0, status: 'running', created_at: now(), finished_at: null });
+      const run = await this.deps.runs.insertOne({
+        tenant,
+        kind: 'supply_plan',
+        job_id: 0,
+        status: 'running',
+        created_at: now(),
+        finished_at: null,
+      });
       let status = 'failed';
       try {
         const [outcome] = await planBatch(
           this.deps.clients,
-          { plan_run_id: run._id, mode: request.mode, supply_policy: request.supply_policy, view: { id: view.view!.id, name: view.view!.name }, clock: new BucketClock(view.calendar!.bucket, view.bucket_starts) },
+          {
+            plan_run_id: run._id,
+            mode: request.mode,
+            supply_policy: request.supply_policy,
+            view: { id: view.view!.id, name: view.view!.name },
+            clock: new BucketClock(view.calendar!.bucket, view.bucket_starts),
+          },
           [record],
           this.deps.uncertainty?.(tenant),
         );
@@ -131,11 +157,19 @@ export class SupplyPlanService {
     const { item_name, location_name } = target;
     const found = await reference.getPlanningParameters({ ids: [], names: [{ item_name, location_name }], view_id: 0, view_name: '' });
     if (found.records.length > 0) return found.records[0]!;
-    const names = await reference.resolveNames({ items: [item_name], locations: [location_name], customer_groups: [], sale_types: [], timing_intervals: [], uoms: [] });
+    const names = await reference.resolveNames({
+      items: [item_name],
+      locations: [location_name],
+      customer_groups: [],
+      sale_types: [],
+      timing_intervals: [],
+      uoms: [],
+    });
     const errors: Record<string, string[]> = {};
     if (!names.items?.ids[0]) errors.item_name = ['The selected item name is invalid.'];
     if (!names.locations?.ids[0]) errors.location_name = ['The selected location name is invalid.'];
-    if (Object.keys(errors).length === 0) errors.location_name = [`${item_name} is not stocked at ${location_name}: there is no such item-location.`];
+    if (Object.keys(errors).length === 0)
+      errors.location_name = [`${item_name} is not stocked at ${location_name}: there is no such item-location.`];
     throw new ValidationError(errors);
   }
 
@@ -143,7 +177,12 @@ export class SupplyPlanService {
   private async viewOf(itemLocation: ref.ItemLocation, field: string): Promise<ref.GetViewResponse> {
     const reference = this.deps.clients.reference;
     for (let page = 1; ; page++) {
-      const views = await reference.listViews({ page: { page, per_page: 100, total: 0 }, filter_name: '', filter_item_name: '', filter_location_name: '' });
+      const views = await reference.listViews({
+        page: { page, per_page: 100, total: 0 },
+        filter_name: '',
+        filter_item_name: '',
+        filter_location_name: '',
+      });
       const holding = views.records.find((view) => view.item_location_ids.includes(itemLocation.id));
       if (holding) return reference.getView({ id: holding.id, name: '' });
       if (views.records.length < 100) break;
@@ -176,7 +215,14 @@ export class SupplyPlanService {
     const ids = order.filter((id) => existing.has(id));
     if (ids.length === 0) throw new ValidationError({ [field]: [`The view ${viewName} has no item-locations to plan.`] });
     const job = await clients.workflows.createJob({ kind: JOB_KIND, total: ids.length });
-    const run = await runs.insertOne({ tenant, kind: 'supply_plan', job_id: job.id, status: 'queued', created_at: now(), finished_at: null });
+    const run = await runs.insertOne({
+      tenant,
+      kind: 'supply_plan',
+      job_id: job.id,
+      status: 'queued',
+      created_at: now(),
+      finished_at: null,
+    });
     const chunks: number[][] = [];
     for (let i = 0; i < ids.length; i += this.limits.chunkSize) chunks.push(ids.slice(i, i + this.limits.chunkSize));
     const root = traceRoot();
@@ -207,7 +253,11 @@ export class SupplyPlanService {
     const headers = jobRootHeaders(run.trace_root);
     await Promise.all(
       run.chunks.map((_, seq) =>
-        this.deps.bus.send(CHUNKS_QUEUE, { tenant: run.tenant, run_id: run._id, seq }, { messageId: `${run._id}:${seq}`, ...(headers && { headers }) }),
+        this.deps.bus.send(
+          CHUNKS_QUEUE,
+          { tenant: run.tenant, run_id: run._id, seq },
+          { messageId: `${run._id}:${seq}`, ...(headers && { headers }) },
+        ),
       ),
     );
     await this.deps.repos.jobs.updateOne({ _id: run._id }, { $set: { dispatched: true } });

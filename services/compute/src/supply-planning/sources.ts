@@ -57,7 +57,11 @@ const listPage = (page: number, perPage: number, itemName = ''): ref.ListRequest
 });
 
 /** Every record of an offset list. */
-async function listAll<R>(list: (request: ref.ListRequest) => Promise<{ records: R[]; page?: ref.OffsetPage }>, perPage: number, itemName = ''): Promise<R[]> {
+async function listAll<R>(
+  list: (request: ref.ListRequest) => Promise<{ records: R[]; page?: ref.OffsetPage }>,
+  perPage: number,
+  itemName = '',
+): Promise<R[]> {
   const all: R[] = [];
   for (let page = 1; ; page++) {
     const response = await list(listPage(page, perPage, itemName));
@@ -72,11 +76,18 @@ async function readOwnership(clients: Clients): Promise<DemandOwnership> {
     listAll((request) => clients.reference.listCustomerGroups(request), 100),
     listAll((request) => clients.reference.listLocations(request), 1000),
   ]);
-  return new DemandOwnership(groups, locations.map((location) => location.name));
+  return new DemandOwnership(
+    groups,
+    locations.map((location) => location.name),
+  );
 }
 
 /** For each item: how many of its item-locations (in any view) are at locations that share demand. */
-async function readSharingLocations(clients: Clients, ownership: DemandOwnership, itemNames: Map<number, string>): Promise<Map<number, number>> {
+async function readSharingLocations(
+  clients: Clients,
+  ownership: DemandOwnership,
+  itemNames: Map<number, string>,
+): Promise<Map<number, number>> {
   const entries = await mapLimit([...itemNames], CALLS_IN_FLIGHT, async ([itemId, name]) => {
     const placements = await listAll((request) => clients.reference.listItemLocations(request), 100, name);
     return [itemId, placements.filter((p) => p.item_id === itemId && ownership.sharesDemand(p.location_name)).length] as const;
@@ -85,7 +96,11 @@ async function readSharingLocations(clients: Clients, ownership: DemandOwnership
 }
 
 /** History and Forecast sales of the items from a year before plan start to the horizon's end. */
-async function readDemand(clients: Clients, clock: BucketClock, itemNames: Map<number, string>): Promise<Map<number, Map<number, GroupDemand>>> {
+async function readDemand(
+  clients: Clients,
+  clock: BucketClock,
+  itemNames: Map<number, string>,
+): Promise<Map<number, Map<number, GroupDemand>>> {
   const points = new Map<number, SalesPoint[]>([...itemNames.keys()].map((id) => [id, []]));
   const filter: tx.SalesFilter = {
     item_names: [],
@@ -107,7 +122,9 @@ async function readDemand(clients: Clients, clock: BucketClock, itemNames: Map<n
       for (const record of response.records) {
         const type = record.sale_type_name.toLowerCase();
         if (type !== HISTORY && type !== FORECAST) continue;
-        points.get(record.item_id)?.push({ customer_group_id: record.customer_group_id, sale_type: type, sell_date: record.sell_date, quantity: record.quantity });
+        points
+          .get(record.item_id)
+          ?.push({ customer_group_id: record.customer_group_id, sale_type: type, sell_date: record.sell_date, quantity: record.quantity });
       }
       if (!response.page?.has_more) return;
       after = response.page.last_position;
@@ -132,7 +149,12 @@ async function readOnHand(clients: Clients, clock: BucketClock, wanted: Readonly
     let after = '';
     for (;;) {
       const response = await clients.transactional.queryInventory({
-        filter: { item_names: names, location_names: locationNames.length <= 100 ? locationNames : [], inventory_date_from: '', inventory_date_to: clock.periodStarts[0]! },
+        filter: {
+          item_names: names,
+          location_names: locationNames.length <= 100 ? locationNames : [],
+          inventory_date_from: '',
+          inventory_date_to: clock.periodStarts[0]!,
+        },
         page: { per_page: PAGE, sort: [{ field: 'inventory_date', descending: true }], after, backward: false },
       });
       for (const record of response.records) {
@@ -156,7 +178,11 @@ async function readOnHand(clients: Clients, clock: BucketClock, wanted: Readonly
 }
 
 /** Everything a batch of item-locations needs besides its own parameters. */
-export async function readPlanningData(clients: Clients, clock: BucketClock, itemLocations: ReadonlyArray<ref.ItemLocation>): Promise<PlanningData> {
+export async function readPlanningData(
+  clients: Clients,
+  clock: BucketClock,
+  itemLocations: ReadonlyArray<ref.ItemLocation>,
+): Promise<PlanningData> {
   const owners = await readOwnership(clients);
   const itemNames = new Map(itemLocations.map((il) => [il.item_id, il.item_name]));
   const sharingItems = new Map(itemLocations.filter((il) => owners.sharesDemand(il.location_name)).map((il) => [il.item_id, il.item_name]));

@@ -51,7 +51,8 @@ function fakeSystem(itemLocations: ref.ItemLocation[], sent: Array<{ queue: stri
       }),
       listCustomerGroups: async () => page([{ id: 1, name: 'Retail' }]),
       listLocations: async () => page([{ id: 1, name: 'DC-East' }]),
-      listItemLocations: async ({ filter_item_name }: ref.ListRequest) => page(itemLocations.filter((il) => il.item_name === filter_item_name)),
+      listItemLocations: async ({ filter_item_name }: ref.ListRequest) =>
+        page(itemLocations.filter((il) => il.item_name === filter_item_name)),
     },
     transactional: {
       // 10 a week last year for every item: the standard fallback.
@@ -108,10 +109,20 @@ describe('supply planning: plan-run chunk worker', () => {
 
   async function setUp(chunks: number[][]) {
     const sent: Array<{ queue: string; body: ExternalJobEvent; messageId?: string }> = [];
-    const bus = { send: async (queue: string, body: ExternalJobEvent, options?: { messageId?: string }) => void sent.push({ queue, body, messageId: options?.messageId }) } as unknown as Bus;
+    const bus = {
+      send: async (queue: string, body: ExternalJobEvent, options?: { messageId?: string }) =>
+        void sent.push({ queue, body, messageId: options?.messageId }),
+    } as unknown as Bus;
     const runs = await openModelRuns(store);
     const fake = fakeSystem([itemLocation(1), itemLocation(2, { lot_sizing_rule: 'fixed_order_quantity' })], sent);
-    const run = await runs.insertOne({ tenant: 'demo', kind: 'supply_plan', job_id: 70, status: 'queued', created_at: '', finished_at: null });
+    const run = await runs.insertOne({
+      tenant: 'demo',
+      kind: 'supply_plan',
+      job_id: 70,
+      status: 'queued',
+      created_at: '',
+      finished_at: null,
+    });
     await repos.jobs.insertOne({
       _id: run._id,
       tenant: 'demo',
@@ -137,7 +148,10 @@ describe('supply planning: plan-run chunk worker', () => {
     const { worker, sent, fake, runs, runId } = await setUp([[1, 2], [3]]);
     await worker.handle({ tenant: 'demo', run_id: runId, seq: 0 }, { messageId: 'm0', deliveryCount: 1 });
     assert.deepEqual(fake.writes.sort(), ['financial:1', 'supply:1'], 'item-location 2 fails before anything is stored');
-    assert.deepEqual(sent.map((s) => s.body.type), ['started', 'part']);
+    assert.deepEqual(
+      sent.map((s) => s.body.type),
+      ['started', 'part'],
+    );
     const part = sent[1]!;
     assert.equal(part.queue, 'workflows.job-events');
     assert.equal(part.messageId, `${runId}:part:0`);
@@ -148,7 +162,13 @@ describe('supply planning: plan-run chunk worker', () => {
       part: 'chunk-0',
       processed: 2,
       result: { created: 1, failed: 1 },
-      errors: [{ row: 1, field: 'parameters.fixed_order_qty', message: 'SKU-2 at DC-East: The parameters.fixed_order_qty must be a finite number.' }],
+      errors: [
+        {
+          row: 1,
+          field: 'parameters.fixed_order_qty',
+          message: 'SKU-2 at DC-East: The parameters.fixed_order_qty must be a finite number.',
+        },
+      ],
       errors_count: 1,
     });
 
@@ -159,7 +179,9 @@ describe('supply planning: plan-run chunk worker', () => {
     await worker.handle({ tenant: 'demo', run_id: runId, seq: 1 }, { messageId: 'm1', deliveryCount: 1 });
     const [started, part1, finished] = sent.slice(3);
     assert.equal(started!.body.type, 'started');
-    assert.deepEqual(part1!.body.type === 'part' && part1!.body.errors, [{ row: 2, field: 'item_location_id', message: 'Item-location 3 no longer exists.' }]);
+    assert.deepEqual(part1!.body.type === 'part' && part1!.body.errors, [
+      { row: 2, field: 'item_location_id', message: 'Item-location 3 no longer exists.' },
+    ]);
     assert.deepEqual(finished!.body, {
       job_id: 70,
       tenant: 'demo',
@@ -176,13 +198,23 @@ describe('supply planning: plan-run chunk worker', () => {
   it('retries a chunk on infrastructure failures, and on its last delivery reports it failed so the job still ends', async () => {
     const { worker, sent, fake, runId } = await setUp([[1]]);
     fake.failWrites(true);
-    await assert.rejects(worker.handle({ tenant: 'demo', run_id: runId, seq: 0 }, { messageId: 'm', deliveryCount: 1 }), /transactional is down/);
-    assert.deepEqual(sent.map((s) => s.body.type), ['started'], 'nothing reported');
+    await assert.rejects(
+      worker.handle({ tenant: 'demo', run_id: runId, seq: 0 }, { messageId: 'm', deliveryCount: 1 }),
+      /transactional is down/,
+    );
+    assert.deepEqual(
+      sent.map((s) => s.body.type),
+      ['started'],
+      'nothing reported',
+    );
     sent.length = 0;
     assert.equal(await repos.chunks.count({ run_id: runId }), 0, 'nothing recorded, so the retry plans again');
 
     await worker.handle({ tenant: 'demo', run_id: runId, seq: 0 }, { messageId: 'm', deliveryCount: LAST_DELIVERY });
-    assert.deepEqual(sent.map((s) => s.body.type), ['started', 'part', 'finished']);
+    assert.deepEqual(
+      sent.map((s) => s.body.type),
+      ['started', 'part', 'finished'],
+    );
     assert.deepEqual(sent[1]!.body.type === 'part' && sent[1]!.body.result, { created: 0, failed: 1 });
     assert.equal(sent[2]!.body.type === 'finished' && sent[2]!.body.status, 'failed');
   });
@@ -192,7 +224,10 @@ describe('supply planning: plan-run chunk worker', () => {
     fake.failWrites(true);
     const lastChance = Object.defineProperty({ messageId: 'm', deliveryCount: 1 }, 'willDeadLetter', { value: () => true });
     await worker.handle({ tenant: 'demo', run_id: runId, seq: 0 }, lastChance);
-    assert.deepEqual(sent.map((s) => s.body.type), ['started', 'part', 'finished']);
+    assert.deepEqual(
+      sent.map((s) => s.body.type),
+      ['started', 'part', 'finished'],
+    );
     assert.equal(sent[2]!.body.type === 'finished' && sent[2]!.body.status, 'failed');
   });
 });

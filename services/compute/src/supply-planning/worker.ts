@@ -3,7 +3,19 @@
  * reported, so a redelivery reports the recorded outcome again (workflows counts each part
  * once) instead of planning twice. The worker that records the run's last chunk finishes the job.
  */
-import { ConflictError, currentContext, publicReason, runWithContext, type Bus, type Clients, type Collection, type Delivery, type Logger, type Metrics, type RequestContext } from '@supply/kit';
+import {
+  ConflictError,
+  currentContext,
+  publicReason,
+  runWithContext,
+  type Bus,
+  type Clients,
+  type Collection,
+  type Delivery,
+  type Logger,
+  type Metrics,
+  type RequestContext,
+} from '@supply/kit';
 import { JOB_EVENTS_QUEUE, type ExternalJobEvent } from '@supply/contracts';
 import type { ModelRunDoc } from '../runs/repository';
 import { BucketClock } from './calendar';
@@ -48,7 +60,9 @@ export class PlanChunkWorker {
       return;
     }
     await runWithContext(contextOf(run, message.seq), async () => {
-      const chunk = (await this.deps.repos.chunks.findById(`${run._id}:${message.seq}`)) ?? (await this.record(await this.plan(run, message.seq, delivery)));
+      const chunk =
+        (await this.deps.repos.chunks.findById(`${run._id}:${message.seq}`)) ??
+        (await this.record(await this.plan(run, message.seq, delivery)));
       await this.report(run, chunk);
       if ((await this.deps.repos.chunks.count({ run_id: run._id })) >= run.chunks.length) await this.finish(run);
     }).catch((err: unknown) => {
@@ -90,7 +104,12 @@ export class PlanChunkWorker {
       for (const id of ids) if (!byId.has(id)) fail(id, 'item_location_id', `Item-location ${id} no longer exists.`);
       for (const outcome of outcomes) {
         if (outcome.ok) chunk.planned++;
-        else fail(outcome.itemLocation.id, outcome.field, `${outcome.itemLocation.item_name} at ${outcome.itemLocation.location_name}: ${outcome.message}`);
+        else
+          fail(
+            outcome.itemLocation.id,
+            outcome.field,
+            `${outcome.itemLocation.item_name} at ${outcome.itemLocation.location_name}: ${outcome.message}`,
+          );
       }
       this.counted(chunk);
       return chunk;

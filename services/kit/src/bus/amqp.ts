@@ -28,7 +28,17 @@
 import { createHash, randomUUID } from 'node:crypto';
 import amqp, { type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage, type Message, type Options } from 'amqplib';
 import { AppError } from '../errors.js';
-import type { Bus, BusOptions, ConsumeOptions, Delivery, MessageEnvelope, QueueStats, SendOptions, Subscription, WorkHandler } from './bus.js';
+import type {
+  Bus,
+  BusOptions,
+  ConsumeOptions,
+  Delivery,
+  MessageEnvelope,
+  QueueStats,
+  SendOptions,
+  Subscription,
+  WorkHandler,
+} from './bus.js';
 import {
   assertLimit,
   assertName,
@@ -105,13 +115,21 @@ class Session {
 
   publisher(): Promise<ConfirmChannel> {
     if (!this.publisherChannel) {
-      const opened = this.open('publisher', () => this.model.createConfirmChannel(), () => {
-        if (this.publisherChannel === opened) this.publisherChannel = null;
-      });
-      opened.then((channel) => channel.on('return', (message: Message) => {
-        const id = message.properties.headers?.[PUBLISH_ID_HEADER];
-        if (typeof id === 'string') this.returned.add(id);
-      }), () => undefined);
+      const opened = this.open(
+        'publisher',
+        () => this.model.createConfirmChannel(),
+        () => {
+          if (this.publisherChannel === opened) this.publisherChannel = null;
+        },
+      );
+      opened.then(
+        (channel) =>
+          channel.on('return', (message: Message) => {
+            const id = message.properties.headers?.[PUBLISH_ID_HEADER];
+            if (typeof id === 'string') this.returned.add(id);
+          }),
+        () => undefined,
+      );
       this.publisherChannel = opened;
     }
     return this.publisherChannel;
@@ -119,9 +137,13 @@ class Session {
 
   topology(): Promise<Channel> {
     if (!this.topologyChannel) {
-      const opened = this.open('topology', () => this.model.createChannel(), () => {
-        if (this.topologyChannel === opened) this.topologyChannel = null;
-      });
+      const opened = this.open(
+        'topology',
+        () => this.model.createChannel(),
+        () => {
+          if (this.topologyChannel === opened) this.topologyChannel = null;
+        },
+      );
       this.topologyChannel = opened;
     }
     return this.topologyChannel;
@@ -335,7 +357,9 @@ class AmqpBus implements Bus {
     const args = workQueueArguments(name, this.name('dead-letter'), this.maxDeliveries, session.atLeastOnceDeadLetters);
     await this.declareDeadQueue(session, queue);
     await session.declare(`queue:${name}`, (channel) => channel.assertQueue(name, { durable: true, arguments: args }));
-    await session.declare(`retry:${name}`, (channel) => channel.assertQueue(retryQueueOf(name), { durable: true, arguments: retryQueueArguments(name) }));
+    await session.declare(`retry:${name}`, (channel) =>
+      channel.assertQueue(retryQueueOf(name), { durable: true, arguments: retryQueueArguments(name) }),
+    );
   }
 
   forgetQueue(session: Session, queue: string): void {
@@ -426,11 +450,15 @@ class AmqpBus implements Bus {
   /** The broker's count of ready messages and consumers (it does not tell the oldest message's age). */
   async queueStats(queue: string): Promise<QueueStats> {
     assertName('queue', queue);
-    return this.withSession(`inspect ${queue}`, async (session) => {
-      await this.declareQueue(session, queue);
-      const ok = await (await session.topology()).checkQueue(this.name(queue));
-      return { messages: ok.messageCount, consumers: ok.consumerCount };
-    }, Math.min(this.sendTimeoutMs, 5_000));
+    return this.withSession(
+      `inspect ${queue}`,
+      async (session) => {
+        await this.declareQueue(session, queue);
+        const ok = await (await session.topology()).checkQueue(this.name(queue));
+        return { messages: ok.messageCount, consumers: ok.consumerCount };
+      },
+      Math.min(this.sendTimeoutMs, 5_000),
+    );
   }
 
   /**
@@ -461,9 +489,13 @@ class AmqpBus implements Bus {
   }
 
   async ping(): Promise<void> {
-    await this.withSession('ping', async (session) => {
-      await (await session.topology()).checkExchange('amq.fanout');
-    }, Math.min(this.sendTimeoutMs, 5_000));
+    await this.withSession(
+      'ping',
+      async (session) => {
+        await (await session.topology()).checkExchange('amq.fanout');
+      },
+      Math.min(this.sendTimeoutMs, 5_000),
+    );
   }
 
   drainBy(deadline: number): void {
@@ -529,7 +561,9 @@ abstract class Attachment {
 
   private async open(session: Session): Promise<void> {
     const channel = await session.model.createChannel();
-    channel.on('error', (err: Error) => this.bus.log.warn({ err: err.message, target: this.target }, 'consumer channel closed by the broker'));
+    channel.on('error', (err: Error) =>
+      this.bus.log.warn({ err: err.message, target: this.target }, 'consumer channel closed by the broker'),
+    );
     channel.on('close', () => {
       this.closedChannels.add(channel);
       this.onChannelClosed(channel, session);
@@ -585,7 +619,10 @@ abstract class Attachment {
       if (outcome === 'ack') channel.ack(message);
       else channel.nack(message, false, outcome === 'requeue');
     } catch (err) {
-      this.bus.log.debug({ err: errorMessage(err), target: this.target }, 'settling on a closing channel failed; the broker redelivers the message');
+      this.bus.log.debug(
+        { err: errorMessage(err), target: this.target },
+        'settling on a closing channel failed; the broker redelivers the message',
+      );
     }
   }
 
@@ -598,7 +635,11 @@ abstract class Attachment {
     const channel = this.channel;
     if (channel) await this.stop(channel).catch(() => undefined);
     const drained = await settleWithin(Promise.all([...this.running]), this.bus.drainWindow());
-    if (!drained) this.bus.log.warn({ target: this.target, messages: this.running.size }, 'handlers still running at close; the broker requeues their messages');
+    if (!drained)
+      this.bus.log.warn(
+        { target: this.target, messages: this.running.size },
+        'handlers still running at close; the broker requeues their messages',
+      );
     this.channel = null;
     if (channel) await channel.close().catch(() => undefined);
   }
@@ -626,14 +667,18 @@ class WorkConsumer extends Attachment {
   protected async start(channel: Channel, session: Session): Promise<void> {
     await this.bus.declareQueue(session, this.queue);
     await channel.prefetch(this.prefetch);
-    const reply = await channel.consume(this.bus.name(this.queue), (message) => {
-      if (message !== null) {
-        this.track(this.handle(channel, session, message));
-        return;
-      }
-      this.bus.forgetQueue(session, this.queue);
-      this.cancelled(channel);
-    }, { noAck: false });
+    const reply = await channel.consume(
+      this.bus.name(this.queue),
+      (message) => {
+        if (message !== null) {
+          this.track(this.handle(channel, session, message));
+          return;
+        }
+        this.bus.forgetQueue(session, this.queue);
+        this.cancelled(channel);
+      },
+      { noAck: false },
+    );
     this.consumerTag = reply.consumerTag;
   }
 
@@ -643,13 +688,20 @@ class WorkConsumer extends Attachment {
 
   private async handle(channel: Channel, session: Session, message: ConsumeMessage): Promise<void> {
     const history = failureHistoryOf(message);
-    const delivery = deliveryWithVerdict({ messageId: messageIdOf(message), deliveryCount: history.deliveryCount }, history, this.bus.policy);
+    const delivery = deliveryWithVerdict(
+      { messageId: messageIdOf(message), deliveryCount: history.deliveryCount },
+      history,
+      this.bus.policy,
+    );
     let body: unknown;
     try {
       body = decodeBody(message.content.toString());
     } catch (err) {
       // It can never succeed, so skip the retries and dead-letter it now.
-      this.bus.log.error({ err: errorMessage(err), queue: this.queue, messageId: delivery.messageId }, 'undecodable message; dead-lettering');
+      this.bus.log.error(
+        { err: errorMessage(err), queue: this.queue, messageId: delivery.messageId },
+        'undecodable message; dead-lettering',
+      );
       this.settle(channel, message, 'reject');
       return;
     }
@@ -686,7 +738,12 @@ class WorkConsumer extends Attachment {
   }
 
   /** Puts a copy with its failure history on the retry queue; the caller acks the original once the broker confirmed it. */
-  private async retryLater(session: Session, message: ConsumeMessage, history: FailureHistory, decision: Extract<FailureDecision, { action: 'retry' }>): Promise<void> {
+  private async retryLater(
+    session: Session,
+    message: ConsumeMessage,
+    history: FailureHistory,
+    decision: Extract<FailureDecision, { action: 'retry' }>,
+  ): Promise<void> {
     if (!session.alive) throw new Error('the connection is gone');
     const name = this.bus.name(this.queue);
     const headers: Record<string, unknown> = {
@@ -705,7 +762,11 @@ class WorkConsumer extends Attachment {
       expiration: String(Math.max(1, decision.delayMs)),
       headers,
     };
-    await beforeDeadline(session.publish('', retryQueueOf(name), message.content, properties), Date.now() + RETRY_PUBLISH_TIMEOUT_MS, 'The broker did not confirm the retry in time.');
+    await beforeDeadline(
+      session.publish('', retryQueueOf(name), message.content, properties),
+      Date.now() + RETRY_PUBLISH_TIMEOUT_MS,
+      'The broker did not confirm the retry in time.',
+    );
   }
 
   private async notifyDeadLetter(body: unknown, delivery: Delivery, failure: unknown): Promise<void> {
@@ -739,10 +800,14 @@ class TopicSubscriber extends Attachment {
     // A fresh name per attach: the queue of a dropped connection may not be gone yet.
     const { queue } = await channel.assertQueue(`${exchange}.${randomUUID()}`, { exclusive: true, autoDelete: true, durable: false });
     await channel.bindQueue(queue, exchange, '');
-    const reply = await channel.consume(queue, (message) => {
-      if (message === null) this.cancelled(channel);
-      else this.track(this.handle(channel, message));
-    }, { noAck: false });
+    const reply = await channel.consume(
+      queue,
+      (message) => {
+        if (message === null) this.cancelled(channel);
+        else this.track(this.handle(channel, message));
+      },
+      { noAck: false },
+    );
     this.consumerTag = reply.consumerTag;
   }
 
@@ -761,7 +826,12 @@ class TopicSubscriber extends Attachment {
 }
 
 /** The arguments of a work queue; they are fixed at first declaration, so every bus on a namespace must agree. */
-export function workQueueArguments(name: string, deadLetterExchange: string, maxDeliveries: number, atLeastOnce: boolean): Record<string, unknown> {
+export function workQueueArguments(
+  name: string,
+  deadLetterExchange: string,
+  maxDeliveries: number,
+  atLeastOnce: boolean,
+): Record<string, unknown> {
   const args: Record<string, unknown> = {
     'x-queue-type': 'quorum',
     // RabbitMQ dead-letters when a message was returned more times than the limit.
@@ -780,10 +850,7 @@ export function workQueueArguments(name: string, deadLetterExchange: string, max
 async function beforeDeadline<R>(work: Promise<R>, deadline: number, message: string): Promise<R> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new AppError('unavailable', message)),
-      Math.max(0, deadline - Date.now()),
-    );
+    timer = setTimeout(() => reject(new AppError('unavailable', message)), Math.max(0, deadline - Date.now()));
   });
   try {
     return await Promise.race([work, timeout]);
@@ -793,11 +860,18 @@ async function beforeDeadline<R>(work: Promise<R>, deadline: number, message: st
 }
 
 /** Publishes and resolves on the broker's confirm; a nack means the broker did not take it. */
-function confirmed(channel: ConfirmChannel, exchange: string, routingKey: string, content: Buffer, properties: Options.Publish): Promise<void> {
+function confirmed(
+  channel: ConfirmChannel,
+  exchange: string,
+  routingKey: string,
+  content: Buffer,
+  properties: Options.Publish,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     channel.publish(exchange, routingKey, content, properties, (err: unknown) => {
       if (!err) resolve();
-      else if (err instanceof Error && err.message === 'message nacked') reject(new AppError('unavailable', 'The message broker refused the message.'));
+      else if (err instanceof Error && err.message === 'message nacked')
+        reject(new AppError('unavailable', 'The message broker refused the message.'));
       else reject(err instanceof Error ? err : new Error(String(err)));
     });
   });

@@ -1,9 +1,22 @@
 import assert from 'node:assert/strict';
-import { assertName, backoffMs, decodeBody, encodeBody, namespaced, resolveMaxDeliveries, resolvePrefetch, settleWithin, Timers } from './common.js';
+import {
+  assertName,
+  backoffMs,
+  decodeBody,
+  encodeBody,
+  namespaced,
+  resolveMaxDeliveries,
+  resolvePrefetch,
+  settleWithin,
+  Timers,
+} from './common.js';
 
 describe('bus common helpers', () => {
   it('doubles the backoff per attempt up to the cap', () => {
-    assert.deepEqual([0, 1, 2, 3, 10, 1_000].map((n) => backoffMs(n, 100, 1_000)), [100, 200, 400, 800, 1_000, 1_000]);
+    assert.deepEqual(
+      [0, 1, 2, 3, 10, 1_000].map((n) => backoffMs(n, 100, 1_000)),
+      [100, 200, 400, 800, 1_000, 1_000],
+    );
   });
 
   it('prefixes names with the namespace when there is one', () => {
@@ -18,7 +31,8 @@ describe('bus common helpers', () => {
 
   it('validates names, prefetch and maxDeliveries as invalid_argument', () => {
     assert.doesNotThrow(() => assertName('queue', 'planning.runs:v1_x-2'));
-    for (const bad of ['', 'with space', 'x'.repeat(201), 'slash/y']) assert.throws(() => assertName('queue', bad), { code: 'invalid_argument' });
+    for (const bad of ['', 'with space', 'x'.repeat(201), 'slash/y'])
+      assert.throws(() => assertName('queue', bad), { code: 'invalid_argument' });
     assert.equal(resolvePrefetch(undefined), 1);
     assert.throws(() => resolvePrefetch(1.5), { code: 'invalid_argument' });
     assert.equal(resolveMaxDeliveries({}), 5);

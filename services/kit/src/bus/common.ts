@@ -99,7 +99,8 @@ export function resolveRetryPolicy(options: BusOptions): RetryPolicy {
   const redeliveryDelayMs = options.redeliveryDelayMs ?? DEFAULT_REDELIVERY_DELAY_MS;
   const redeliveryMaxDelayMs = options.redeliveryMaxDelayMs ?? Math.max(redeliveryDelayMs, DEFAULT_REDELIVERY_MAX_DELAY_MS);
   for (const [name, value] of Object.entries({ outageWindowMs, redeliveryDelayMs, redeliveryMaxDelayMs })) {
-    if (!Number.isInteger(value) || value < 0) throw new AppError('invalid_argument', `${name} must be a non-negative integer, got ${String(value)}.`);
+    if (!Number.isInteger(value) || value < 0)
+      throw new AppError('invalid_argument', `${name} must be a non-negative integer, got ${String(value)}.`);
   }
   return { maxDeliveries: resolveMaxDeliveries(options), outageWindowMs, redeliveryDelayMs, redeliveryMaxDelayMs };
 }
@@ -115,8 +116,7 @@ export interface FailureHistory {
 }
 
 export type FailureDecision =
-  | { action: 'retry'; delayMs: number; counted: boolean; retries: number; firstFailureAt: number | null }
-  | { action: 'dead-letter' };
+  { action: 'retry'; delayMs: number; counted: boolean; retries: number; firstFailureAt: number | null } | { action: 'dead-letter' };
 
 /** The one rule both adapters follow when a handler throws. */
 export function decideOnFailure(err: unknown, history: FailureHistory, policy: RetryPolicy, now = Date.now()): FailureDecision {
@@ -125,7 +125,13 @@ export function decideOnFailure(err: unknown, history: FailureHistory, policy: R
     if (now - firstFailureAt >= policy.outageWindowMs) return { action: 'dead-letter' };
     const retries = history.retries + 1;
     const delayMs = jitteredBackoffMs(retries - 1, policy.redeliveryDelayMs, policy.redeliveryMaxDelayMs);
-    return { action: 'retry', delayMs: Math.min(delayMs, Math.max(0, firstFailureAt + policy.outageWindowMs - now)), counted: false, retries, firstFailureAt };
+    return {
+      action: 'retry',
+      delayMs: Math.min(delayMs, Math.max(0, firstFailureAt + policy.outageWindowMs - now)),
+      counted: false,
+      retries,
+      firstFailureAt,
+    };
   }
   if (history.deliveryCount >= policy.maxDeliveries) return { action: 'dead-letter' };
   const delayMs = jitteredBackoffMs(history.deliveryCount - 1, policy.redeliveryDelayMs, policy.redeliveryMaxDelayMs);
@@ -190,7 +196,13 @@ export async function settleWithin(work: Promise<unknown>, ms: number): Promise<
     timer = setTimeout(() => resolve(false), ms);
   });
   try {
-    return await Promise.race([work.then(() => true, () => true), timedOut]);
+    return await Promise.race([
+      work.then(
+        () => true,
+        () => true,
+      ),
+      timedOut,
+    ]);
   } finally {
     clearTimeout(timer);
   }

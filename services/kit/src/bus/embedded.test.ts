@@ -23,7 +23,15 @@ describe('embedded bus (on the embedded store)', () => {
   let bus: Bus;
   const others: Bus[] = [];
   const open = async (options: Partial<EmbeddedBusOptions> = {}): Promise<Bus> => {
-    const opened = await openEmbeddedBus({ store, namespace: 'unit', maxDeliveries: 3, redeliveryDelayMs: 10, pollIntervalMs: 50, drainTimeoutMs: 200, ...options });
+    const opened = await openEmbeddedBus({
+      store,
+      namespace: 'unit',
+      maxDeliveries: 3,
+      redeliveryDelayMs: 10,
+      pollIntervalMs: 50,
+      drainTimeoutMs: 200,
+      ...options,
+    });
     others.push(opened);
     return opened;
   };
@@ -78,7 +86,10 @@ describe('embedded bus (on the embedded store)', () => {
       throw new Error('boom');
     });
     await until(async () => (await stored()).some((m) => m.queue === 'unit.jobs.dead'));
-    assert.deepEqual(seen.map((d) => d.deliveryCount), [1, 2, 3]);
+    assert.deepEqual(
+      seen.map((d) => d.deliveryCount),
+      [1, 2, 3],
+    );
     assert.ok(seen.every((d) => d.messageId === 'p'));
     // Full jitter: each wait is drawn in [0, 10 ms x 2^(n-1)] (the draw is tested in failures.test.ts).
     assert.deepEqual(await bus.deadLetters('jobs'), [{ messageId: 'p', body: 'poison' }]);
@@ -155,7 +166,10 @@ describe('embedded bus (on the embedded store)', () => {
 
   it('rejects bad names and options as invalid_argument', async () => {
     await assert.rejects(bus.send('bad name', 1), { code: 'invalid_argument' });
-    await assert.rejects(bus.consume('jobs', async () => undefined, { prefetch: 0 }), { code: 'invalid_argument' });
+    await assert.rejects(
+      bus.consume('jobs', async () => undefined, { prefetch: 0 }),
+      { code: 'invalid_argument' },
+    );
     await assert.rejects(bus.deadLetters('jobs', -1), { code: 'invalid_argument' });
     await assert.rejects(open({ maxDeliveries: 0 }), { code: 'invalid_argument' });
   });

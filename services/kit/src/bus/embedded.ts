@@ -92,8 +92,21 @@ export const MESSAGES_SPEC: CollectionSpec = {
   autoIncrement: true,
   indexes: [
     // Claims scan a queue's ready messages in send order and stop at the first visible one.
-    { name: 'queue_state_id', keys: [['queue', 1], ['state', 1], ['_id', 1]] },
-    { name: 'state_owner', keys: [['state', 1], ['owner', 1]] },
+    {
+      name: 'queue_state_id',
+      keys: [
+        ['queue', 1],
+        ['state', 1],
+        ['_id', 1],
+      ],
+    },
+    {
+      name: 'state_owner',
+      keys: [
+        ['state', 1],
+        ['owner', 1],
+      ],
+    },
   ],
 };
 
@@ -164,7 +177,13 @@ class EmbeddedBus implements Bus {
   async consume<T>(queue: string, handler: WorkHandler<T>, options?: ConsumeOptions): Promise<Subscription> {
     this.assertOpen();
     assertName('queue', queue);
-    const consumer = new EmbeddedConsumer(this, this.name(queue), handler as WorkHandler, resolvePrefetch(options?.prefetch), options?.onDeadLetter);
+    const consumer = new EmbeddedConsumer(
+      this,
+      this.name(queue),
+      handler as WorkHandler,
+      resolvePrefetch(options?.prefetch),
+      options?.onDeadLetter,
+    );
     this.consumers.add(consumer);
     consumer.start();
     return {
@@ -230,7 +249,13 @@ class EmbeddedBus implements Bus {
     if (limit === 0) return [];
     const docs = await this.messages.find(
       { queue: deadQueueOf(this.name(queue)) },
-      { sort: [['visibleAt', 1], ['_id', 1]], limit },
+      {
+        sort: [
+          ['visibleAt', 1],
+          ['_id', 1],
+        ],
+        limit,
+      },
     );
     return docs.map((doc) => ({ messageId: doc.messageId, body: decodeBody<T>(doc.payload) }));
   }
@@ -344,7 +369,15 @@ class EmbeddedConsumer {
 
   /** Sleeps until the earliest delayed redelivery, or the poll interval if that comes first. */
   private async scheduleNextVisible(): Promise<void> {
-    const next = await this.bus.messages.findOne({ queue: this.queue, state: 'ready' }, { sort: [['visibleAt', 1], ['_id', 1]] });
+    const next = await this.bus.messages.findOne(
+      { queue: this.queue, state: 'ready' },
+      {
+        sort: [
+          ['visibleAt', 1],
+          ['_id', 1],
+        ],
+      },
+    );
     const wait = next ? Math.max(0, next.visibleAt - Date.now()) : this.bus.pollIntervalMs;
     this.schedule(Math.min(wait, this.bus.pollIntervalMs));
   }
@@ -365,7 +398,9 @@ class EmbeddedConsumer {
       let failed = false;
       let failure: unknown;
       try {
-        await inDeliveryContext(`delivery:${this.queue}:${doc.messageId}`, () => this.handler(decodeBody(doc.payload), delivery, { headers: doc.headers ?? {}, sentAt: Date.parse(doc.sentAt) }));
+        await inDeliveryContext(`delivery:${this.queue}:${doc.messageId}`, () =>
+          this.handler(decodeBody(doc.payload), delivery, { headers: doc.headers ?? {}, sentAt: Date.parse(doc.sentAt) }),
+        );
       } catch (err) {
         failed = true;
         failure = err;
@@ -375,7 +410,11 @@ class EmbeddedConsumer {
         await this.settle(() => this.bus.messages.deleteOne({ _id: doc._id, claim }));
         return;
       }
-      const decision = decideOnFailure(failure, { deliveryCount: doc.deliveryCount, retries: doc.retries ?? 0, firstFailureAt: doc.firstFailureAt ?? null }, this.bus.policy);
+      const decision = decideOnFailure(
+        failure,
+        { deliveryCount: doc.deliveryCount, retries: doc.retries ?? 0, firstFailureAt: doc.firstFailureAt ?? null },
+        this.bus.policy,
+      );
       if (decision.action === 'dead-letter') {
         this.bus.log.warn(
           { err: failure, queue: this.queue, messageId: doc.messageId, deliveryCount: doc.deliveryCount },
@@ -386,7 +425,14 @@ class EmbeddedConsumer {
         return;
       }
       this.bus.log.warn(
-        { err: failure, queue: this.queue, messageId: doc.messageId, deliveryCount: doc.deliveryCount, retries: decision.retries, retryInMs: decision.delayMs },
+        {
+          err: failure,
+          queue: this.queue,
+          messageId: doc.messageId,
+          deliveryCount: doc.deliveryCount,
+          retries: decision.retries,
+          retryInMs: decision.delayMs,
+        },
         decision.counted ? 'handler failed; redelivering' : 'a dependency is unavailable; retrying later',
       );
       await this.settle(() =>
@@ -420,7 +466,10 @@ class EmbeddedConsumer {
         return;
       } catch (err) {
         if (attempt >= 3) {
-          this.bus.log.error({ err, queue: this.queue }, 'recording a delivery outcome failed; the message will be redelivered after restart');
+          this.bus.log.error(
+            { err, queue: this.queue },
+            'recording a delivery outcome failed; the message will be redelivered after restart',
+          );
           return;
         }
         await this.timers.sleep(backoffMs(attempt, 50, 1_000));
@@ -457,10 +506,7 @@ class EmbeddedConsumer {
   }
 
   private release(id: number, claim: string): Promise<unknown> {
-    return this.bus.messages.updateOne(
-      { _id: id, claim },
-      { $set: { state: 'ready', claim: null, owner: null, visibleAt: Date.now() } },
-    );
+    return this.bus.messages.updateOne({ _id: id, claim }, { $set: { state: 'ready', claim: null, owner: null, visibleAt: Date.now() } });
   }
 
   /** Stops claiming, lets running handlers finish for a while, then hands the rest back. */
@@ -480,7 +526,10 @@ class EmbeddedConsumer {
       for (const [id, { claim }] of stuck) {
         this.abandoned.add(claim);
         await this.release(id, claim).catch((err: unknown) =>
-          this.bus.log.error({ err: errorMessage(err), queue: this.queue }, 'handing a message back failed; it is redelivered after restart'),
+          this.bus.log.error(
+            { err: errorMessage(err), queue: this.queue },
+            'handing a message back failed; it is redelivered after restart',
+          ),
         );
       }
     })();

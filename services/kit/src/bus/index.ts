@@ -25,7 +25,8 @@ export type OpenBusOptions = BusOptions & {
 /** RabbitMQ when `amqpUrl` is set, otherwise the embedded bus on `store`; either carries the request context in headers. */
 export async function openBus(options: OpenBusOptions): Promise<Bus> {
   const maxDeliveries = resolveMaxDeliveries(options);
-  if (options.amqpUrl) return observeBus(await openAmqpBus({ ...options, amqpUrl: options.amqpUrl }), { metrics: options.metrics, maxDeliveries });
+  if (options.amqpUrl)
+    return observeBus(await openAmqpBus({ ...options, amqpUrl: options.amqpUrl }), { metrics: options.metrics, maxDeliveries });
   if (!options.store) {
     throw new AppError('internal', 'The embedded message bus needs a store; pass `store` or set `amqpUrl`.');
   }

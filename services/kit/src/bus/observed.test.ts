@@ -52,7 +52,11 @@ describe('observed bus', () => {
       seen.push(currentContext()?.requestId);
       if (fail) throw new Error('boom');
     });
-    await deliver('jobs', { messageId: 'a', deliveryCount: 1 }, { headers: { 'x-request-id': 'r-9', 'x-tenant': 'demo' }, sentAt: Date.now() - 1500 });
+    await deliver(
+      'jobs',
+      { messageId: 'a', deliveryCount: 1 },
+      { headers: { 'x-request-id': 'r-9', 'x-tenant': 'demo' }, sentAt: Date.now() - 1500 },
+    );
     fail = true;
     await assert.rejects(deliver('jobs', { messageId: 'b', deliveryCount: 1 }, { headers: {} }));
     await assert.rejects(deliver('jobs', { messageId: 'b', deliveryCount: 3 }, { headers: {} }));

@@ -37,14 +37,22 @@ export function observeBus(bus: Bus, opts: { metrics?: Metrics; maxDeliveries: n
   const queueStats = bus.queueStats?.bind(bus);
   if (metrics && queueStats) {
     metrics.watchQueues(async () => {
-      const looked = await Promise.all([...queues].map((queue) => queueStats(queue).then((s) => ({ queue, ...s }), () => null)));
+      const looked = await Promise.all(
+        [...queues].map((queue) =>
+          queueStats(queue).then(
+            (s) => ({ queue, ...s }),
+            () => null,
+          ),
+        ),
+      );
       return looked.filter((s) => s !== null);
     });
   }
   return {
     async send<T>(queue: string, body: T, options?: SendOptions) {
       queues.add(queue);
-      const send = (headers: Record<string, string> | undefined) => bus.send(queue, body, headers ? { ...options, headers: { ...headers, ...options?.headers } } : options);
+      const send = (headers: Record<string, string> | undefined) =>
+        bus.send(queue, body, headers ? { ...options, headers: { ...headers, ...options?.headers } } : options);
       // Inside a trace the send is a producer span, and its context goes in the headers for the consumer span.
       await (tracingEnabled() ? produceInSpan(queue, 'send', (trace) => send({ ...contextHeaders(), ...trace })) : send(contextHeaders()));
       metrics?.bus(queue, 'published');
@@ -82,7 +90,8 @@ export function observeBus(bus: Bus, opts: { metrics?: Metrics; maxDeliveries: n
       return bus.consume(queue, wrapped, { ...options, onDeadLetter });
     },
     // A broadcast carries no headers (its subscribers start no span), but where it was published shows in the trace.
-    publish: (topic, event) => (tracingEnabled() ? produceInSpan(topic, 'publish', () => bus.publish(topic, event)) : bus.publish(topic, event)),
+    publish: (topic, event) =>
+      tracingEnabled() ? produceInSpan(topic, 'publish', () => bus.publish(topic, event)) : bus.publish(topic, event),
     subscribe: (topic, handler) => bus.subscribe(topic, handler),
     deadLetters: (queue, limit) => bus.deadLetters(queue, limit),
     ...(queueStats && { queueStats }),

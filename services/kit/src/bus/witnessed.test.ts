@@ -13,7 +13,13 @@ function slowBus(delayMs: number | 'never'): Bus {
     },
     async subscribe(topic: string, handler: (e: unknown) => void) {
       subscribers.set(topic, [...(subscribers.get(topic) ?? []), handler]);
-      return { close: async () => void subscribers.set(topic, (subscribers.get(topic) ?? []).filter((h) => h !== handler)) };
+      return {
+        close: async () =>
+          void subscribers.set(
+            topic,
+            (subscribers.get(topic) ?? []).filter((h) => h !== handler),
+          ),
+      };
     },
   } as unknown as Bus;
 }

@@ -9,14 +9,10 @@ export type ServiceName = (typeof SERVICE_NAMES)[number];
 export const TARGETS = ['all', 'gateway', ...SERVICE_NAMES] as const;
 export type Target = (typeof TARGETS)[number];
 
-const boolFlag = z
-  .enum(['0', '1', 'true', 'false'])
-  .transform((v) => v === '1' || v === 'true');
+const boolFlag = z.enum(['0', '1', 'true', 'false']).transform((v) => v === '1' || v === 'true');
 const port = z.coerce.number().int().min(0).max(65535);
 const url = (schemes: string[]) =>
-  z
-    .string()
-    .refine((v) => schemes.some((s) => v.startsWith(`${s}://`)), { message: `must start with ${schemes.join(':// or ')}://` });
+  z.string().refine((v) => schemes.some((s) => v.startsWith(`${s}://`)), { message: `must start with ${schemes.join(':// or ')}://` });
 
 /** Every variable the process reads, with its default. Nothing else reads process.env. */
 const schema = z.object({
@@ -38,12 +34,23 @@ const schema = z.object({
   // More log fields to redact, comma-separated pino paths (`user_email`, `*.email`, `req.headers["x-api-key"]`).
   LOG_REDACT: z
     .string()
-    .regex(/^\s*(?:(?:\*|[A-Za-z_$][\w$-]*)(?:\.(?:\*|[A-Za-z_$][\w$-]*)|\["[^"\]]+"\])*\s*(?:,\s*|$))+$/, 'must be comma-separated field paths like a.b, *.c or a["d-e"]')
-    .transform((v) => v.split(',').map((p) => p.trim()).filter(Boolean))
+    .regex(
+      /^\s*(?:(?:\*|[A-Za-z_$][\w$-]*)(?:\.(?:\*|[A-Za-z_$][\w$-]*)|\["[^"\]]+"\])*\s*(?:,\s*|$))+$/,
+      'must be comma-separated field paths like a.b, *.c or a["d-e"]',
+    )
+    .transform((v) =>
+      v
+        .split(',')
+        .map((p) => p.trim())
+        .filter(Boolean),
+    )
     .default([]),
   MONGODB_URL: url(['mongodb', 'mongodb+srv']).optional(),
   // Each service's MongoDB database is `<prefix>_<service>`: deployments (or test runs) sharing one server each take their own prefix.
-  MONGODB_DATABASE_PREFIX: z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, 'must be 1 to 40 letters, digits, _ or -').default('supply'),
+  MONGODB_DATABASE_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,40}$/, 'must be 1 to 40 letters, digits, _ or -')
+    .default('supply'),
   AMQP_URL: url(['amqp', 'amqps']).optional(),
   REDIS_URL: url(['redis', 'rediss']).optional(),
   SERVICE_CREDENTIAL: z.string().min(32, 'must be at least 32 characters').optional(),
@@ -60,21 +67,39 @@ const schema = z.object({
   GRPC_DEADLINE_MS: z.coerce.number().int().min(100).default(10_000),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   // How long work that failed because a dependency was down is retried before it fails for good.
-  OUTAGE_WINDOW_MS: z.coerce.number().int().min(1_000).max(24 * 60 * 60 * 1000).default(10 * 60 * 1000),
+  OUTAGE_WINDOW_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(24 * 60 * 60 * 1000)
+    .default(10 * 60 * 1000),
   BODY_LIMIT_KB: z.coerce.number().int().min(1).default(10_240),
   /** Gateway reference read cache: answers kept per tenant and URL, dropped on every reference write (pushed over the bus). */
   REFERENCE_CACHE: z.enum(['on', 'off']).default('on'),
   /** Bytes of answer bodies the cache keeps (least recently used go first). */
-  REFERENCE_CACHE_MAX_BYTES: z.coerce.number().int().min(1024).max(2 ** 31).default(32 * 1024 * 1024),
+  REFERENCE_CACHE_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(2 ** 31)
+    .default(32 * 1024 * 1024),
   /** Safety net for a lost invalidation: no cached answer is older than this. */
   REFERENCE_CACHE_TTL_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   SYNC_JOBS_PER_TENANT: z.coerce.number().int().min(1).default(5),
-  BUS_NAMESPACE: z.string().regex(/^[a-z0-9_.-]*$/).default('supply'),
+  BUS_NAMESPACE: z
+    .string()
+    .regex(/^[a-z0-9_.-]*$/)
+    .default('supply'),
   PUBLIC_BASE_URL: z.string().optional(),
   // Browser origins allowed to call the API cross-origin (comma list of scheme://host[:port]); unset: CORS off.
   CORS_ORIGINS: z
     .string()
-    .transform((v) => v.split(',').map((o) => o.trim()).filter(Boolean))
+    .transform((v) =>
+      v
+        .split(',')
+        .map((o) => o.trim())
+        .filter(Boolean),
+    )
     .pipe(z.array(z.string().regex(/^https?:\/\/[^/\s?#,*]+$/, 'must list origins as scheme://host[:port], comma separated')))
     .optional(),
   CORS_MAX_AGE_SECONDS: z.coerce.number().int().min(0).max(86_400).default(600),
@@ -144,7 +169,9 @@ export function loadConfig(
   const dataDir = resolve(e.DATA_DIR);
   const defaultMetricsPort = port.safeParse(options.defaultMetricsPort ?? DEFAULT_METRICS_PORT);
   if (!defaultMetricsPort.success) {
-    throw new ConfigError(`Invalid configuration: --default-metrics-port must be a port (got ${JSON.stringify(options.defaultMetricsPort)})`);
+    throw new ConfigError(
+      `Invalid configuration: --default-metrics-port must be a port (got ${JSON.stringify(options.defaultMetricsPort)})`,
+    );
   }
   const metricsPort = e.METRICS_PORT ?? defaultMetricsPort.data;
   if (metricsPort !== 0 && metricsPort === e.PORT && (target === 'all' || target === 'gateway')) {
@@ -177,9 +204,7 @@ export function loadConfig(
       ? { certFile: e.GRPC_TLS_CERT, keyFile: e.GRPC_TLS_KEY!, caFile: e.GRPC_TLS_CA!, serverName: e.GRPC_TLS_SERVER_NAME }
       : undefined,
   };
-  const peers = Object.fromEntries(
-    SERVICE_NAMES.map((s) => [s, addrEnv[s] ?? `127.0.0.1:${portOf(s)}`]),
-  ) as Record<ServiceName, string>;
+  const peers = Object.fromEntries(SERVICE_NAMES.map((s) => [s, addrEnv[s] ?? `127.0.0.1:${portOf(s)}`])) as Record<ServiceName, string>;
   return {
     ...e,
     target,

@@ -1,4 +1,10 @@
-import { status as Status, type ServerUnaryCall, type ServerWritableStream, type sendUnaryData, type UntypedServiceImplementation } from '@grpc/grpc-js';
+import {
+  status as Status,
+  type ServerUnaryCall,
+  type ServerWritableStream,
+  type sendUnaryData,
+  type UntypedServiceImplementation,
+} from '@grpc/grpc-js';
 import { grpc_health_v1 } from '@supply/contracts';
 
 const { HealthCheckResponse_ServingStatus: Serving } = grpc_health_v1;

@@ -50,7 +50,10 @@ describe('adaptService', function () {
       },
     };
     server = new Server();
-    server.addService(definition as unknown as ServiceDefinition, adaptService(definition as unknown as ServiceDefinition, handlers as never, { credential, logger: pino({ level: 'silent' }) }));
+    server.addService(
+      definition as unknown as ServiceDefinition,
+      adaptService(definition as unknown as ServiceDefinition, handlers as never, { credential, logger: pino({ level: 'silent' }) }),
+    );
     const port = await new Promise<number>((resolve, reject) =>
       server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound))),
     );
@@ -90,8 +93,12 @@ describe('adaptService', function () {
     const c = client();
     try {
       const before = seen.length;
-      await assert.rejects(c.run({ wait: 'until-aborted' } as never, { context: { requestId: 'r' }, deadlineMs: 150 }), { code: 'deadline_exceeded' });
-      await assert.rejects(c.run({ wait: 'late-signal', ms: 300 } as never, { context: { requestId: 'r' }, deadlineMs: 100 }), { code: 'deadline_exceeded' });
+      await assert.rejects(c.run({ wait: 'until-aborted' } as never, { context: { requestId: 'r' }, deadlineMs: 150 }), {
+        code: 'deadline_exceeded',
+      });
+      await assert.rejects(c.run({ wait: 'late-signal', ms: 300 } as never, { context: { requestId: 'r' }, deadlineMs: 100 }), {
+        code: 'deadline_exceeded',
+      });
       await sleep(400);
       const [waiting, late] = seen.slice(before);
       assert.equal(waiting!.abortedAtStart, false);
@@ -111,7 +118,15 @@ describe('adaptService', function () {
       metadata.set('x-service-credential', credential);
       let settle!: (err: unknown) => void;
       const answered = new Promise((resolve) => (settle = resolve));
-      const call = raw.makeUnaryRequest(definition.run.path, json, parse, { wait: 'until-aborted' }, metadata, { deadline: Date.now() + 60_000 }, settle);
+      const call = raw.makeUnaryRequest(
+        definition.run.path,
+        json,
+        parse,
+        { wait: 'until-aborted' },
+        metadata,
+        { deadline: Date.now() + 60_000 },
+        settle,
+      );
       await sleep(100);
       call.cancel();
       assert.equal(((await answered) as { code: number }).code, 1);

@@ -125,7 +125,9 @@ export function adaptService<D extends ServiceDefinition>(
           settled = true;
           if (timer) clearTimeout(timer);
           if (debug) {
-            runWithContext(ctx, () => opts.logger.debug({ rpc: method, ms: elapsedMsSince(started), code: isAppError(err) ? err.code : 'internal' }, 'rpc failed'));
+            runWithContext(ctx, () =>
+              opts.logger.debug({ rpc: method, ms: elapsedMsSince(started), code: isAppError(err) ? err.code : 'internal' }, 'rpc failed'),
+            );
           }
           if (isAppError(err)) {
             if (err.code === 'internal') opts.logger.error({ err, method }, 'handler failed');
@@ -143,9 +145,7 @@ export function adaptService<D extends ServiceDefinition>(
 
 export async function bindServer(server: Server, host: string, port: number, transport: GrpcTransport = PLAINTEXT): Promise<number> {
   return new Promise((resolve, reject) => {
-    server.bindAsync(`${host}:${port}`, serverCredentials(transport), (err, bound) =>
-      err ? reject(err) : resolve(bound),
-    );
+    server.bindAsync(`${host}:${port}`, serverCredentials(transport), (err, bound) => (err ? reject(err) : resolve(bound)));
   });
 }
 

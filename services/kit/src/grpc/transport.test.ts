@@ -87,13 +87,43 @@ describe('gRPC transport', function () {
       dir = mkdtempSync(join(tmpdir(), 'kit-tls-'));
       const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
       try {
-        openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=test-ca', '-keyout', 'ca.key', '-out', 'ca.crt');
+        openssl(
+          'req',
+          '-x509',
+          '-newkey',
+          'rsa:2048',
+          '-nodes',
+          '-days',
+          '1',
+          '-subj',
+          '/CN=test-ca',
+          '-keyout',
+          'ca.key',
+          '-out',
+          'ca.crt',
+        );
       } catch {
         this.skip(); // no openssl on this machine
       }
       writeFileSync(join(dir, 'ext.cnf'), 'subjectAltName=DNS:supply.internal\nextendedKeyUsage=serverAuth,clientAuth\n');
       openssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=supply.internal', '-keyout', 'tls.key', '-out', 'tls.csr');
-      openssl('x509', '-req', '-in', 'tls.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '1', '-extfile', 'ext.cnf', '-out', 'tls.crt');
+      openssl(
+        'x509',
+        '-req',
+        '-in',
+        'tls.csr',
+        '-CA',
+        'ca.crt',
+        '-CAkey',
+        'ca.key',
+        '-CAcreateserial',
+        '-days',
+        '1',
+        '-extfile',
+        'ext.cnf',
+        '-out',
+        'tls.crt',
+      );
       tls = { certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), caFile: join(dir, 'ca.crt'), serverName: 'supply.internal' };
       const s = await startWho('tls', { lbPolicy: 'round_robin', tls });
       servers.push(s.server);
@@ -112,8 +142,19 @@ describe('gRPC transport', function () {
 
   it('reads the transport from the environment, and wants the three TLS files together', () => {
     const base = { SERVICE_CREDENTIAL: 'x'.repeat(32) };
-    assert.deepEqual(loadConfig({ target: 'tokens' }, base).grpcTransport, { lbPolicy: 'round_robin', maxConnectionAgeMs: undefined, tls: undefined });
-    const env = { ...base, GRPC_LB_POLICY: 'pick_first', GRPC_TLS_CERT: '/c', GRPC_TLS_KEY: '/k', GRPC_TLS_CA: '/a', GRPC_MAX_CONNECTION_AGE_MS: '60000' };
+    assert.deepEqual(loadConfig({ target: 'tokens' }, base).grpcTransport, {
+      lbPolicy: 'round_robin',
+      maxConnectionAgeMs: undefined,
+      tls: undefined,
+    });
+    const env = {
+      ...base,
+      GRPC_LB_POLICY: 'pick_first',
+      GRPC_TLS_CERT: '/c',
+      GRPC_TLS_KEY: '/k',
+      GRPC_TLS_CA: '/a',
+      GRPC_MAX_CONNECTION_AGE_MS: '60000',
+    };
     assert.deepEqual(loadConfig({ target: 'tokens' }, env).grpcTransport, {
       lbPolicy: 'pick_first',
       maxConnectionAgeMs: 60_000,
@@ -127,7 +168,10 @@ describe('gRPC transport', function () {
 describe('grpc.health.v1 liveness', () => {
   it('answers SERVING for `liveness` while readiness fails', async () => {
     const server = new Server();
-    server.addService(grpc_health_v1.HealthService, healthService('kit.test.Who', async () => false));
+    server.addService(
+      grpc_health_v1.HealthService,
+      healthService('kit.test.Who', async () => false),
+    );
     const port = await bindServer(server, '127.0.0.1', 0);
     const client = createClient(grpc_health_v1.HealthService, `127.0.0.1:${port}`, { credential, deadlineMs: 5_000 });
     try {

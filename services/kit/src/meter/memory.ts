@@ -1,15 +1,7 @@
 /** The embedded meter: one process, state in maps, the same window and credit rules as the Redis script. */
 import { AppError } from '../errors.js';
 import type { CreditRule, Meter, MeterDecision, RateLimitRule } from './meter.js';
-import {
-  checkBalance,
-  checkCounter,
-  checkCreditRule,
-  checkKey,
-  toDecision,
-  windowMsOf,
-  type CheckOutcome,
-} from './rules.js';
+import { checkBalance, checkCounter, checkCreditRule, checkKey, toDecision, windowMsOf, type CheckOutcome } from './rules.js';
 
 interface Window {
   count: number;

@@ -32,16 +32,34 @@ describe('metrics endpoint', () => {
   });
 
   it("takes start:distributed's per-target default when METRICS_PORT is unset; METRICS_PORT wins", () => {
-    const defaulted = loadConfig({ target: 'workflows', DATA_DIR: dataDir, SERVICE_CREDENTIAL: 'c'.repeat(32), defaultMetricsPort: '9468' }, {});
+    const defaulted = loadConfig(
+      { target: 'workflows', DATA_DIR: dataDir, SERVICE_CREDENTIAL: 'c'.repeat(32), defaultMetricsPort: '9468' },
+      {},
+    );
     assert.equal(defaulted.metricsPort, 9468);
     assert.equal(defaulted.METRICS_PORT, undefined, 'still a default: taken, it only warns');
-    assert.equal(loadConfig({ target: 'workflows', DATA_DIR: dataDir, SERVICE_CREDENTIAL: 'c'.repeat(32), defaultMetricsPort: 9468 }, { METRICS_PORT: '9500' }).metricsPort, 9500);
-    assert.throws(() => loadConfig({ target: 'all', DATA_DIR: dataDir, defaultMetricsPort: 'x' }, {}), (err: Error) => err instanceof ConfigError && /default-metrics-port/.test(err.message));
+    assert.equal(
+      loadConfig(
+        { target: 'workflows', DATA_DIR: dataDir, SERVICE_CREDENTIAL: 'c'.repeat(32), defaultMetricsPort: 9468 },
+        { METRICS_PORT: '9500' },
+      ).metricsPort,
+      9500,
+    );
+    assert.throws(
+      () => loadConfig({ target: 'all', DATA_DIR: dataDir, defaultMetricsPort: 'x' }, {}),
+      (err: Error) => err instanceof ConfigError && /default-metrics-port/.test(err.message),
+    );
   });
 
   it('refuses a METRICS_PORT that is the API port, or not a port', () => {
-    assert.throws(() => config({ PORT: '8081', METRICS_PORT: '8081' }), (err: Error) => err instanceof ConfigError && /METRICS_PORT/.test(err.message));
-    assert.throws(() => config({ METRICS_PORT: 'nine' }), (err: Error) => err instanceof ConfigError && /METRICS_PORT/.test(err.message));
+    assert.throws(
+      () => config({ PORT: '8081', METRICS_PORT: '8081' }),
+      (err: Error) => err instanceof ConfigError && /METRICS_PORT/.test(err.message),
+    );
+    assert.throws(
+      () => config({ METRICS_PORT: 'nine' }),
+      (err: Error) => err instanceof ConfigError && /METRICS_PORT/.test(err.message),
+    );
   });
 
   it('serves GET /metrics in Prometheus text format and nothing else', async () => {
@@ -62,7 +80,10 @@ describe('metrics endpoint', () => {
 
   it('fails start-up when a chosen METRICS_PORT is taken; only warns when the default one is', async () => {
     await withPortTaken(async (port) => {
-      await assert.rejects(startMetricsEndpoint(new Metrics({ defaultMetrics: false }), config({ METRICS_PORT: String(port) }), silent), /METRICS_PORT/);
+      await assert.rejects(
+        startMetricsEndpoint(new Metrics({ defaultMetrics: false }), config({ METRICS_PORT: String(port) }), silent),
+        /METRICS_PORT/,
+      );
       const warned: unknown[] = [];
       const logger = pino({ level: 'warn' }, { write: (line: string) => void warned.push(JSON.parse(line)) });
       const defaulted = { ...config({}), metricsPort: port };

@@ -19,7 +19,7 @@ export async function startMetricsEndpoint(metrics: Metrics, config: Config, log
   } catch (err) {
     const inUse = (err as NodeJS.ErrnoException).code === 'EADDRINUSE';
     if (inUse && config.METRICS_PORT === undefined) {
-      logger.warn({ port: config.metricsPort }, 'default metrics port in use; set METRICS_PORT to serve this process\'s metrics');
+      logger.warn({ port: config.metricsPort }, "default metrics port in use; set METRICS_PORT to serve this process's metrics");
       return undefined;
     }
     throw new Error(`METRICS_PORT ${config.metricsPort} cannot be served: ${(err as Error).message}`, { cause: err });

@@ -106,9 +106,21 @@ export class Metrics {
     }
     return this.queueSnapshot.taken;
   };
-  readonly busQueueMessages: Gauge<'queue'> = this.queueGauge('supply_bus_queue_messages', 'Messages in a work queue (waiting or in flight), as its backend tells at scrape time.', (q) => q.messages);
-  readonly busQueueConsumers: Gauge<'queue'> = this.queueGauge('supply_bus_queue_consumers', 'Consumers of a work queue (the broker\'s count; the embedded bus counts this process\'s).', (q) => q.consumers);
-  readonly busQueueOldestAge: Gauge<'queue'> = this.queueGauge('supply_bus_queue_oldest_message_age_seconds', 'Age of the oldest message of a work queue, where the backend tells (the embedded bus).', (q) => q.oldestAgeSeconds);
+  readonly busQueueMessages: Gauge<'queue'> = this.queueGauge(
+    'supply_bus_queue_messages',
+    'Messages in a work queue (waiting or in flight), as its backend tells at scrape time.',
+    (q) => q.messages,
+  );
+  readonly busQueueConsumers: Gauge<'queue'> = this.queueGauge(
+    'supply_bus_queue_consumers',
+    "Consumers of a work queue (the broker's count; the embedded bus counts this process's).",
+    (q) => q.consumers,
+  );
+  readonly busQueueOldestAge: Gauge<'queue'> = this.queueGauge(
+    'supply_bus_queue_oldest_message_age_seconds',
+    'Age of the oldest message of a work queue, where the backend tells (the embedded bus).',
+    (q) => q.oldestAgeSeconds,
+  );
 
   readonly jobsStarted = new Counter({
     name: 'supply_jobs_started_total',

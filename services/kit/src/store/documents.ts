@@ -33,7 +33,8 @@ const MAX_CACHE_KEY_LENGTH = 2048;
  */
 export function queryCacheKey(filter: Filter, sort: Sort): string | undefined {
   let key = '';
-  for (const [path, direction] of sort) key += `${JSON.stringify(path)}${direction === 1 ? '+' : direction === -1 ? '-' : `?${String(direction)}`},`;
+  for (const [path, direction] of sort)
+    key += `${JSON.stringify(path)}${direction === 1 ? '+' : direction === -1 ? '-' : `?${String(direction)}`},`;
   key += '|';
   const written = appendCanonical(filter, key);
   return written === undefined || written.length > MAX_CACHE_KEY_LENGTH ? undefined : written;

@@ -182,7 +182,14 @@ class EmbeddedStore implements Store {
       state = {
         name,
         docPrefix,
-        primary: { name: PRIMARY_INDEX_NAME, fields: [{ path: '_id', direction: 1 }], unique: true, primary: true, prefix: docPrefix, idTail: false },
+        primary: {
+          name: PRIMARY_INDEX_NAME,
+          fields: [{ path: '_id', direction: 1 }],
+          unique: true,
+          primary: true,
+          prefix: docPrefix,
+          idTail: false,
+        },
         indexes: (meta?.indexes ?? []).map((stored) => indexState(name, stored)),
         prepared: new Map(),
       };

@@ -7,6 +7,11 @@ export type * from './store';
 
 /** MongoDB (database `${databasePrefix ?? 'supply'}_${database}`) when `mongodbUrl` is set, else the embedded LMDB store in `${dataDir}/${database}`; either traces its operations when tracing is on. */
 export async function openStore(options: StoreOptions): Promise<Store> {
-  if (options.mongodbUrl) return tracedStore(await openMongoStore({ url: options.mongodbUrl, database: options.database, prefix: options.databasePrefix }), options.database, 'mongodb');
+  if (options.mongodbUrl)
+    return tracedStore(
+      await openMongoStore({ url: options.mongodbUrl, database: options.database, prefix: options.databasePrefix }),
+      options.database,
+      'mongodb',
+    );
   return tracedStore(await openEmbeddedStore({ dataDir: options.dataDir, database: options.database }), options.database, 'lmdb');
 }

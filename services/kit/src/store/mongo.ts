@@ -169,14 +169,15 @@ class MongoStore implements Store {
     const collection = this.db.collection<Doc>(spec.name);
     const indexes = spec.indexes ?? [];
     if (indexes.length > 0) {
-      await run(() =>
-        collection.createIndexes(
-          indexes.map((index) => ({
-            name: index.name,
-            key: new Map(index.keys.map(([field, direction]) => [field, direction])),
-            ...(index.unique ? { unique: true } : {}),
-          })),
-        ),
+      await run(
+        () =>
+          collection.createIndexes(
+            indexes.map((index) => ({
+              name: index.name,
+              key: new Map(index.keys.map(([field, direction]) => [field, direction])),
+              ...(index.unique ? { unique: true } : {}),
+            })),
+          ),
         spec.name,
       );
     }
@@ -360,13 +361,15 @@ class MongoCollection<T extends Doc> implements Collection<T> {
 
   /** The documents the keys name now, by canonical key, read in one query. */
   private async documentsByKey(keys: ReadonlyArray<Record<string, unknown>>): Promise<Map<string, Doc>> {
-    const found = await this.run(() =>
-      this.collection.find((keys.length === 1 ? keys[0]! : { $or: keys }) as DriverFilter<Doc>).toArray(),
-    );
+    const found = await this.run(() => this.collection.find((keys.length === 1 ? keys[0]! : { $or: keys }) as DriverFilter<Doc>).toArray());
     const fieldSets = new Map(keys.map((key) => [fieldSetOf(key), Object.keys(key)]));
     const byKey = new Map<string, Doc>();
     for (const document of found) {
-      for (const fields of fieldSets.values()) byKey.set(canonicalKey(fields, (path) => valueAt(document, path)), document);
+      for (const fields of fieldSets.values())
+        byKey.set(
+          canonicalKey(fields, (path) => valueAt(document, path)),
+          document,
+        );
     }
     return byKey;
   }

@@ -24,9 +24,23 @@ function secondary(name: string, keys: Array<[string, 1 | -1]>, unique = false):
   };
 }
 
-const tenantDate = secondary('tenant_date', [['tenant', 1], ['sell_date', 1], ['_id', 1]]);
-const tenantId = secondary('tenant_id', [['tenant', 1], ['_id', 1]]);
-const natural = secondary('natural', [['tenant', 1], ['sku', 1]], true);
+const tenantDate = secondary('tenant_date', [
+  ['tenant', 1],
+  ['sell_date', 1],
+  ['_id', 1],
+]);
+const tenantId = secondary('tenant_id', [
+  ['tenant', 1],
+  ['_id', 1],
+]);
+const natural = secondary(
+  'natural',
+  [
+    ['tenant', 1],
+    ['sku', 1],
+  ],
+  true,
+);
 const byAmountDesc = secondary('amount_desc', [['amount', -1]]);
 const all = [primary, tenantDate, tenantId, natural, byAmountDesc];
 
@@ -52,19 +66,30 @@ describe('store query planner', () => {
   });
 
   it('scans backwards for the reverse sort', () => {
-    const plan = planQuery(all, { tenant: 't', sell_date: { $lt: '2024-06-01' } }, [['sell_date', -1], ['_id', -1]]);
+    const plan = planQuery(all, { tenant: 't', sell_date: { $lt: '2024-06-01' } }, [
+      ['sell_date', -1],
+      ['_id', -1],
+    ]);
     assert.equal(plan.index.name, 'tenant_date');
     assert.deepEqual([plan.sortServed, plan.reverse, plan.boundFields], [true, true, 2]);
   });
 
   it('does not serve a sort whose directions disagree with the index', () => {
-    const plan = planQuery([primary, tenantDate], { tenant: 't' }, [['sell_date', 1], ['_id', -1]]);
+    const plan = planQuery([primary, tenantDate], { tenant: 't' }, [
+      ['sell_date', 1],
+      ['_id', -1],
+    ]);
     assert.equal(plan.index.name, 'tenant_date');
     assert.equal(plan.sortServed, false);
   });
 
   it('ignores sort keys pinned by equality and stops at _id (a total order)', () => {
-    const plan = planQuery(all, { tenant: 't', sell_date: '2024-01-01' }, [['tenant', 1], ['sell_date', 1], ['_id', 1], ['qty', -1]]);
+    const plan = planQuery(all, { tenant: 't', sell_date: '2024-01-01' }, [
+      ['tenant', 1],
+      ['sell_date', 1],
+      ['_id', 1],
+      ['qty', -1],
+    ]);
     assert.equal(plan.index.name, 'tenant_date');
     assert.deepEqual([plan.sortServed, plan.boundFields], [true, 2]);
   });
@@ -91,7 +116,10 @@ describe('store query planner', () => {
 
   it('seeks the hull of a keyset $or on a compound index', () => {
     const filter = { tenant: 't', $or: [{ sell_date: { $gt: '2024-03-01' } }, { sell_date: '2024-03-01', _id: { $gt: 77 } }] };
-    const plan = planQuery(all, filter, [['sell_date', 1], ['_id', 1]]);
+    const plan = planQuery(all, filter, [
+      ['sell_date', 1],
+      ['_id', 1],
+    ]);
     assert.equal(plan.index.name, 'tenant_date');
     assert.equal(plan.sortServed, true);
     assert.equal(plan.boundFields, 2);
@@ -131,7 +159,20 @@ describe('store query planner', () => {
       if (kind === 'ne') return { $ne: pick(scalars) };
       return { [`$${kind}`]: pick(scalars) };
     };
-    const sorts: Sort[] = [[], [['_id', 1]], [['sell_date', 1], ['_id', 1]], [['sell_date', -1], ['_id', -1]], [['amount', 1]], [['amount', -1]]];
+    const sorts: Sort[] = [
+      [],
+      [['_id', 1]],
+      [
+        ['sell_date', 1],
+        ['_id', 1],
+      ],
+      [
+        ['sell_date', -1],
+        ['_id', -1],
+      ],
+      [['amount', 1]],
+      [['amount', -1]],
+    ];
 
     it('for 500 random filters and sorts', () => {
       for (let round = 0; round < 500; round++) {

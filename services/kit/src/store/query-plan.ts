@@ -188,9 +188,7 @@ function rangesFor(index: PlannableIndex, shape: FilterShape): IndexRanges {
     if (!equals) break;
     if (equals.length === 0) return { ranges: [], equalityFields: position + 1, rangeUsed: false };
     if (prefixes.length * equals.length > MAX_RANGES) break;
-    prefixes = prefixes.flatMap((prefix) =>
-      equals.map((value) => KeyBuilder.from(prefix).value(value, field.direction).toBuffer()),
-    );
+    prefixes = prefixes.flatMap((prefix) => equals.map((value) => KeyBuilder.from(prefix).value(value, field.direction).toBuffer()));
   }
   const next = position < index.fields.length ? index.fields[position]! : undefined;
   const bounds = next ? shape.fields.get(next.path) : undefined;

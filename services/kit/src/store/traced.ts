@@ -40,6 +40,8 @@ function tracedCollection<T extends Doc>(inner: Collection<T>, database: string,
     out[op] = (...args: unknown[]) => (tracingEnabled() ? storeSpan(system, database, inner.name, op, () => call(...args)) : call(...args));
   }
   out.iterate = (filter: Parameters<Collection<T>['iterate']>[0], options?: Parameters<Collection<T>['iterate']>[1]) =>
-    tracingEnabled() ? storeSpanIterable(system, database, inner.name, 'iterate', () => inner.iterate(filter, options)) : inner.iterate(filter, options);
+    tracingEnabled()
+      ? storeSpanIterable(system, database, inner.name, 'iterate', () => inner.iterate(filter, options))
+      : inner.iterate(filter, options);
   return out as unknown as Collection<T>;
 }

@@ -1,7 +1,17 @@
 import assert from 'node:assert/strict';
 import { SpanKind } from '@opentelemetry/api';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
-import { consumeInSpan, httpServerSpan, injectTraceHeaders, jobRootHeaders, startTracing, storeSpan, traceRoot, TRACE_ROOT_HEADER, type Tracing } from './tracing.js';
+import {
+  consumeInSpan,
+  httpServerSpan,
+  injectTraceHeaders,
+  jobRootHeaders,
+  startTracing,
+  storeSpan,
+  traceRoot,
+  TRACE_ROOT_HEADER,
+  type Tracing,
+} from './tracing.js';
 
 describe('tracing: job roots and store spans', () => {
   // A tracer's shutdown stops its exporter, so each test gets its own.
@@ -42,7 +52,11 @@ describe('tracing: job roots and store spans', () => {
     await consumeInSpan('q', jobRootHeaders(root), async () => undefined);
     const consumers = exporter.getFinishedSpans().filter((s) => s.kind === SpanKind.CONSUMER);
     assert.equal(consumers.length, 2);
-    for (const c of consumers) assert.deepEqual(c.links.map((l) => l.context.spanId), [http.spanContext().spanId]);
+    for (const c of consumers)
+      assert.deepEqual(
+        c.links.map((l) => l.context.spanId),
+        [http.spanContext().spanId],
+      );
     assert.equal(consumers[0]!.spanContext().traceId, http.spanContext().traceId);
   });
 
@@ -51,9 +65,22 @@ describe('tracing: job roots and store spans', () => {
     await storeSpan('lmdb', 'workflows', 'jobs', 'findById', async () => 1);
     assert.equal(exporter.getFinishedSpans().length, 0, 'a background poll makes no trace of its own');
     await consumeInSpan('q', {}, () => storeSpan('lmdb', 'workflows', 'jobs', 'findById', async () => 1));
-    await assert.rejects(consumeInSpan('q', {}, () => storeSpan('mongodb', 'workflows', 'jobs', 'insertOne', async () => Promise.reject(new Error('clash')))));
+    await assert.rejects(
+      consumeInSpan('q', {}, () => storeSpan('mongodb', 'workflows', 'jobs', 'insertOne', async () => Promise.reject(new Error('clash')))),
+    );
     const stored = exporter.getFinishedSpans().filter((s) => s.kind === SpanKind.CLIENT);
-    assert.deepEqual(stored.map((s) => [s.name, s.status.code]), [['findById jobs', 0], ['insertOne jobs', 2]]);
-    assert.deepEqual(stored[0]!.attributes, { 'db.system.name': 'lmdb', 'db.namespace': 'workflows', 'db.collection.name': 'jobs', 'db.operation.name': 'findById' });
+    assert.deepEqual(
+      stored.map((s) => [s.name, s.status.code]),
+      [
+        ['findById jobs', 0],
+        ['insertOne jobs', 2],
+      ],
+    );
+    assert.deepEqual(stored[0]!.attributes, {
+      'db.system.name': 'lmdb',
+      'db.namespace': 'workflows',
+      'db.collection.name': 'jobs',
+      'db.operation.name': 'findById',
+    });
   });
 });

@@ -41,14 +41,19 @@ export interface Tracing {
  */
 export async function startTracing(opts: { serviceName: string; endpoint?: string; exporter?: SpanExporter }): Promise<Tracing> {
   // The SDK loads only when tracing is on: it costs a process that never traces ~300 ms of start-up.
-  const [{ AsyncLocalStorageContextManager }, { CompositePropagator, W3CTraceContextPropagator }, { OTLPTraceExporter }, { resourceFromAttributes }, { BasicTracerProvider, BatchSpanProcessor, SimpleSpanProcessor }] =
-    await Promise.all([
-      import('@opentelemetry/context-async-hooks'),
-      import('@opentelemetry/core'),
-      import('@opentelemetry/exporter-trace-otlp-http'),
-      import('@opentelemetry/resources'),
-      import('@opentelemetry/sdk-trace-base'),
-    ]);
+  const [
+    { AsyncLocalStorageContextManager },
+    { CompositePropagator, W3CTraceContextPropagator },
+    { OTLPTraceExporter },
+    { resourceFromAttributes },
+    { BasicTracerProvider, BatchSpanProcessor, SimpleSpanProcessor },
+  ] = await Promise.all([
+    import('@opentelemetry/context-async-hooks'),
+    import('@opentelemetry/core'),
+    import('@opentelemetry/exporter-trace-otlp-http'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/sdk-trace-base'),
+  ]);
   const processor = opts.exporter
     ? new SimpleSpanProcessor(opts.exporter)
     : new BatchSpanProcessor(new OTLPTraceExporter({ url: `${(opts.endpoint ?? '').replace(/\/+$/, '')}/v1/traces` }));
@@ -140,7 +145,11 @@ function finish(span: Span, error: boolean, attributes: Attributes): void {
 }
 
 /** The server span of an HTTP request, continuing the caller's `traceparent`; runs `next` inside it. */
-export function httpServerSpan(method: string, headers: Record<string, string | string[] | undefined>, next: () => void): ((route: string, status: number) => void) | undefined {
+export function httpServerSpan(
+  method: string,
+  headers: Record<string, string | string[] | undefined>,
+  next: () => void,
+): ((route: string, status: number) => void) | undefined {
   if (!enabled) {
     next();
     return undefined;
@@ -192,10 +201,18 @@ export function injectTraceHeaders(headers: Record<string, string>): Record<stri
  * gets the headers that carry its context (and the job root) to the consumer, so the
  * consumer span is its child; with no trace around, just the job root if one is active.
  */
-export async function produceInSpan<T>(destination: string, operation: 'send' | 'publish', send: (headers: Record<string, string>) => Promise<T>): Promise<T> {
+export async function produceInSpan<T>(
+  destination: string,
+  operation: 'send' | 'publish',
+  send: (headers: Record<string, string>) => Promise<T>,
+): Promise<T> {
   const parent = context.active();
   if (!enabled || !trace.getSpan(parent)) return send(injectTraceHeaders({}));
-  const span = tracer().startSpan(`${destination} publish`, { kind: SpanKind.PRODUCER, attributes: { 'messaging.destination.name': destination, 'messaging.operation.type': operation } }, parent);
+  const span = tracer().startSpan(
+    `${destination} publish`,
+    { kind: SpanKind.PRODUCER, attributes: { 'messaging.destination.name': destination, 'messaging.operation.type': operation } },
+    parent,
+  );
   const ctx = trace.setSpan(parent, span);
   const headers: Record<string, string> = {};
   propagation.inject(ctx, headers, headerSetter);
@@ -213,7 +230,11 @@ export async function produceInSpan<T>(destination: string, operation: 'send' | 
 export async function consumeInSpan<T>(queue: string, headers: Record<string, string> | undefined, work: () => Promise<T>): Promise<T> {
   if (!enabled) return work();
   const parent: Context = propagation.extract(ROOT_CONTEXT, headers ?? {}, headerGetter);
-  const span = tracer().startSpan(`${queue} process`, { kind: SpanKind.CONSUMER, attributes: { 'messaging.destination.name': queue }, links: rootLinks(parent) }, parent);
+  const span = tracer().startSpan(
+    `${queue} process`,
+    { kind: SpanKind.CONSUMER, attributes: { 'messaging.destination.name': queue }, links: rootLinks(parent) },
+    parent,
+  );
   try {
     const out = await context.with(trace.setSpan(parent, span), work);
     finish(span, false, {});
@@ -229,10 +250,20 @@ function storeAttributes(system: string, database: string, collection: string, o
 }
 
 /** A client span for one store operation, only inside a trace (background polls stay out); names, never contents. */
-export async function storeSpan<T>(system: string, database: string, collection: string, operation: string, work: () => Promise<T>): Promise<T> {
+export async function storeSpan<T>(
+  system: string,
+  database: string,
+  collection: string,
+  operation: string,
+  work: () => Promise<T>,
+): Promise<T> {
   const parent = context.active();
   if (!enabled || !trace.getSpan(parent)) return work();
-  const span = tracer().startSpan(`${operation} ${collection}`, { kind: SpanKind.CLIENT, attributes: storeAttributes(system, database, collection, operation) }, parent);
+  const span = tracer().startSpan(
+    `${operation} ${collection}`,
+    { kind: SpanKind.CLIENT, attributes: storeAttributes(system, database, collection, operation) },
+    parent,
+  );
   try {
     const out = await context.with(trace.setSpan(parent, span), work);
     finish(span, false, {});
@@ -244,12 +275,22 @@ export async function storeSpan<T>(system: string, database: string, collection:
 }
 
 /** A store span over a streamed read, from the first pull to the last (or to the reader stopping). */
-export function storeSpanIterable<T>(system: string, database: string, collection: string, operation: string, open: () => AsyncIterable<T>): AsyncIterable<T> {
+export function storeSpanIterable<T>(
+  system: string,
+  database: string,
+  collection: string,
+  operation: string,
+  open: () => AsyncIterable<T>,
+): AsyncIterable<T> {
   const parent = context.active();
   if (!enabled || !trace.getSpan(parent)) return open();
   return {
     async *[Symbol.asyncIterator]() {
-      const span = tracer().startSpan(`${operation} ${collection}`, { kind: SpanKind.CLIENT, attributes: storeAttributes(system, database, collection, operation) }, parent);
+      const span = tracer().startSpan(
+        `${operation} ${collection}`,
+        { kind: SpanKind.CLIENT, attributes: storeAttributes(system, database, collection, operation) },
+        parent,
+      );
       let failed = false;
       try {
         yield* open();

@@ -30,7 +30,8 @@ export async function getCalendar(db: ReferenceDb, tenant: string, id: number): 
 
 function checkFields(bag: FieldErrorBag, i: number, r: pb.CalendarInput, creating: boolean): void {
   if (creating) {
-    for (const field of ['name', 'bucket', 'start_date', 'periods'] as const) if (r[field] === undefined || r[field] === '') bag.add(i, field, MESSAGES.required);
+    for (const field of ['name', 'bucket', 'start_date', 'periods'] as const)
+      if (r[field] === undefined || r[field] === '') bag.add(i, field, MESSAGES.required);
   }
   if (r.bucket !== undefined && !(BUCKETS as readonly string[]).includes(r.bucket)) bag.add(i, 'bucket', MESSAGES.exists);
   if (r.week_start !== undefined && !(WEEK_DAYS as readonly string[]).includes(r.week_start)) bag.add(i, 'week_start', MESSAGES.exists);
@@ -43,7 +44,13 @@ export async function createCalendars(db: ReferenceDb, tenant: string, req: pb.C
   const validate = async () => {
     const bag = new FieldErrorBag(req.array_body);
     req.records.forEach((r, i) => checkFields(bag, i, r, true));
-    await checkUnique(db.calendars, tenant, 'name', req.records.map((r, index) => ({ index, value: r.name })), bag);
+    await checkUnique(
+      db.calendars,
+      tenant,
+      'name',
+      req.records.map((r, index) => ({ index, value: r.name })),
+      bag,
+    );
     bag.throwIfAny();
   };
   const created = await insertValidated(db.calendars, tenant, validate, () =>

@@ -9,7 +9,13 @@ export function tenantCollection(name: string, unique: ReadonlyArray<ReadonlyArr
     name,
     autoIncrement: true,
     indexes: [
-      { name: 'tenant_id', keys: [['tenant', 1], ['_id', 1]] },
+      {
+        name: 'tenant_id',
+        keys: [
+          ['tenant', 1],
+          ['_id', 1],
+        ],
+      },
       ...unique.map((fields) => ({
         name: `tenant_${fields.join('_')}`,
         keys: [['tenant', 1] as const, ...fields.map((f) => [f, 1] as const)],

@@ -47,14 +47,23 @@ export async function findOwned<R extends TenantRecord>(collection: Collection<R
 const IN_SLICE = 256;
 
 /** Records matching `filter` whose `field` is one of `values` (any number of them). */
-export async function findIn<R extends TenantRecord>(collection: Collection<R>, filter: Filter, field: string, values: Iterable<unknown>): Promise<R[]> {
+export async function findIn<R extends TenantRecord>(
+  collection: Collection<R>,
+  filter: Filter,
+  field: string,
+  values: Iterable<unknown>,
+): Promise<R[]> {
   const wanted = distinct(values);
   const slices = Array.from({ length: Math.ceil(wanted.length / IN_SLICE) }, (_, i) => wanted.slice(i * IN_SLICE, (i + 1) * IN_SLICE));
   return (await Promise.all(slices.map((slice) => collection.find({ ...filter, [field]: { $in: slice } })))).flat();
 }
 
 /** Records of the tenant with these ids, by id. */
-export async function byIds<R extends TenantRecord>(collection: Collection<R>, tenant: string, ids: Iterable<number>): Promise<Map<number, R>> {
+export async function byIds<R extends TenantRecord>(
+  collection: Collection<R>,
+  tenant: string,
+  ids: Iterable<number>,
+): Promise<Map<number, R>> {
   const found = await findIn(collection, { tenant }, '_id', ids);
   return new Map(found.map((r) => [r._id, r]));
 }

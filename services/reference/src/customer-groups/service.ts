@@ -29,7 +29,11 @@ export async function getCustomerGroup(db: ReferenceDb, tenant: string, id: numb
   return (await presentCustomerGroups(db, tenant, [await findOwned(db.customerGroups, tenant, id, 'customer group')]))[0]!;
 }
 
-export async function createCustomerGroups(db: ReferenceDb, tenant: string, req: pb.CreateCustomerGroupsRequest): Promise<pb.CustomerGroups> {
+export async function createCustomerGroups(
+  db: ReferenceDb,
+  tenant: string,
+  req: pb.CreateCustomerGroupsRequest,
+): Promise<pb.CustomerGroups> {
   let hierarchies: CustomerGroupRecord['hierarchy'][] = [];
   const validate = async () => {
     const bag = new FieldErrorBag(req.array_body);
@@ -38,7 +42,13 @@ export async function createCustomerGroups(db: ReferenceDb, tenant: string, req:
       if (!r.name) bag.add(i, 'name', MESSAGES.required);
     });
     hierarchies = req.records.map((r, i) => applyHierarchy({}, r.hierarchy, levels, bag, i));
-    await checkUnique(db.customerGroups, tenant, 'name', req.records.map((r, index) => ({ index, value: r.name })), bag);
+    await checkUnique(
+      db.customerGroups,
+      tenant,
+      'name',
+      req.records.map((r, index) => ({ index, value: r.name })),
+      bag,
+    );
     bag.throwIfAny();
   };
   const created = await insertValidated(db.customerGroups, tenant, validate, () =>

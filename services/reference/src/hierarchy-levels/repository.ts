@@ -19,5 +19,13 @@ export const HIERARCHY_LEVELS = tenantCollection('hierarchy_levels', [['name_low
 
 /** The tenant's levels of one kind, in order. */
 export function levelsOf(levels: Collection<HierarchyLevelRecord>, tenant: string, kind: LevelKind): Promise<HierarchyLevelRecord[]> {
-  return levels.find({ tenant, kind }, { sort: [['position', 1], ['_id', 1]] });
+  return levels.find(
+    { tenant, kind },
+    {
+      sort: [
+        ['position', 1],
+        ['_id', 1],
+      ],
+    },
+  );
 }

@@ -12,8 +12,17 @@ export const MAX_LEVELS_PER_KIND = 10;
 
 /** Fields of the legacy sales record that a level name must not shadow. */
 const RESERVED_NAMES = new Set([
-  'id', 'sell_date', 'quantity', 'created_at', 'updated_at', 'item_name', 'customer_group_name',
-  'timing_interval_span', 'sale_type_name', 'uom_abbr', 'uom',
+  'id',
+  'sell_date',
+  'quantity',
+  'created_at',
+  'updated_at',
+  'item_name',
+  'customer_group_name',
+  'timing_interval_span',
+  'sale_type_name',
+  'uom_abbr',
+  'uom',
 ]);
 
 export function toHierarchyLevel(r: HierarchyLevelRecord): pb.HierarchyLevel {
@@ -34,7 +43,11 @@ function checkName(bag: FieldErrorBag, index: number, name: string | undefined):
   }
 }
 
-export async function createHierarchyLevels(db: ReferenceDb, tenant: string, req: pb.CreateHierarchyLevelsRequest): Promise<pb.HierarchyLevels> {
+export async function createHierarchyLevels(
+  db: ReferenceDb,
+  tenant: string,
+  req: pb.CreateHierarchyLevelsRequest,
+): Promise<pb.HierarchyLevels> {
   const positions = new Map<LevelKind, number>();
   const counts = new Map<LevelKind, number>();
   const validate = async () => {
@@ -51,11 +64,18 @@ export async function createHierarchyLevels(db: ReferenceDb, tenant: string, req
       else {
         const kind = r.kind as LevelKind;
         counts.set(kind, counts.get(kind)! + 1);
-        if (counts.get(kind)! > MAX_LEVELS_PER_KIND) bag.add(i, 'kind', `A tenant has at most ${MAX_LEVELS_PER_KIND} ${kind} hierarchy levels.`);
+        if (counts.get(kind)! > MAX_LEVELS_PER_KIND)
+          bag.add(i, 'kind', `A tenant has at most ${MAX_LEVELS_PER_KIND} ${kind} hierarchy levels.`);
       }
       checkName(bag, i, r.name);
     });
-    await checkUnique(db.levels, tenant, 'name', req.records.map((r, index) => ({ index, value: r.name })), bag);
+    await checkUnique(
+      db.levels,
+      tenant,
+      'name',
+      req.records.map((r, index) => ({ index, value: r.name })),
+      bag,
+    );
     bag.throwIfAny();
   };
   const created = await insertValidated(db.levels, tenant, validate, () =>
@@ -69,7 +89,11 @@ export async function createHierarchyLevels(db: ReferenceDb, tenant: string, req
   return { records: created.map(toHierarchyLevel), page: undefined };
 }
 
-export async function updateHierarchyLevel(db: ReferenceDb, tenant: string, req: pb.UpdateHierarchyLevelRequest): Promise<pb.HierarchyLevel> {
+export async function updateHierarchyLevel(
+  db: ReferenceDb,
+  tenant: string,
+  req: pb.UpdateHierarchyLevelRequest,
+): Promise<pb.HierarchyLevel> {
   const record = await findOwned(db.levels, tenant, req.id, 'hierarchy level');
   const patch = req.patch ?? {};
   const validate = async () => {

@@ -16,7 +16,12 @@ function toItemCustomerGroup(r: ItemCustomerGroupRecord): pb.ItemCustomerGroup {
 async function findPairs(db: ReferenceDb, tenant: string, keys: pb.ItemCustomerGroupKey[]): Promise<Map<string, ItemCustomerGroupRecord>> {
   if (keys.length === 0) return new Map();
   const groups = distinct(keys.map((k) => k.customer_group_id));
-  const found = await findIn(db.itemCustomerGroups, { tenant, customer_group_id: { $in: groups } }, 'item_id', keys.map((k) => k.item_id));
+  const found = await findIn(
+    db.itemCustomerGroups,
+    { tenant, customer_group_id: { $in: groups } },
+    'item_id',
+    keys.map((k) => k.item_id),
+  );
   return new Map(found.map((r) => [pairKey(r), r]));
 }
 
@@ -28,13 +33,22 @@ export async function ensureItemCustomerGroups(
 ): Promise<pb.EnsureItemCustomerGroupsResponse> {
   assertBulkSize(req.keys.length, 'item-customer-group keys');
   const [items, groups] = await Promise.all([
-    byIds(db.items, tenant, req.keys.map((k) => k.item_id)),
-    byIds(db.customerGroups, tenant, req.keys.map((k) => k.customer_group_id)),
+    byIds(
+      db.items,
+      tenant,
+      req.keys.map((k) => k.item_id),
+    ),
+    byIds(
+      db.customerGroups,
+      tenant,
+      req.keys.map((k) => k.customer_group_id),
+    ),
   ]);
   const fields: FieldErrors = fieldErrors();
   req.keys.forEach((k, i) => {
     if (!items.has(k.item_id)) fields[`keys.${i}.item_id`] = [MESSAGES.exists.replace(':attribute', `keys.${i}.item_id`)];
-    if (!groups.has(k.customer_group_id)) fields[`keys.${i}.customer_group_id`] = [MESSAGES.exists.replace(':attribute', `keys.${i}.customer_group_id`)];
+    if (!groups.has(k.customer_group_id))
+      fields[`keys.${i}.customer_group_id`] = [MESSAGES.exists.replace(':attribute', `keys.${i}.customer_group_id`)];
   });
   if (Object.keys(fields).length > 0) throw new ValidationError(fields);
   const now = timestamp();
@@ -51,7 +65,11 @@ export async function ensureItemCustomerGroups(
 }
 
 /** Combinations by ids and/or by (item, customer group) pairs, in id order; unknown ones left out. */
-export async function getItemCustomerGroups(db: ReferenceDb, tenant: string, req: pb.GetItemCustomerGroupsRequest): Promise<pb.ItemCustomerGroupList> {
+export async function getItemCustomerGroups(
+  db: ReferenceDb,
+  tenant: string,
+  req: pb.GetItemCustomerGroupsRequest,
+): Promise<pb.ItemCustomerGroupList> {
   assertBulkSize(req.ids.length + req.keys.length, 'ids and keys');
   const [byId, byPair] = await Promise.all([byIds(db.itemCustomerGroups, tenant, req.ids), findPairs(db, tenant, req.keys)]);
   const wanted = new Set(req.keys.map(pairKey));

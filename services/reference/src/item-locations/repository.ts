@@ -43,6 +43,16 @@ export const PARAMETER_DEFAULTS: Omit<PlanningParameterFields, 'unit_cost'> = {
   service_level: 0,
 };
 
-export const ITEM_LOCATIONS = tenantCollection('item_locations', [['item_id', 'location_id']], [
-  { name: 'tenant_location', keys: [['tenant', 1], ['location_id', 1]] },
-]);
+export const ITEM_LOCATIONS = tenantCollection(
+  'item_locations',
+  [['item_id', 'location_id']],
+  [
+    {
+      name: 'tenant_location',
+      keys: [
+        ['tenant', 1],
+        ['location_id', 1],
+      ],
+    },
+  ],
+);

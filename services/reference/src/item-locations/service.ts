@@ -6,26 +6,39 @@ import { nameKey } from '../common/records';
 import { insertValidated, updateValidated } from '../common/writes';
 import type { ReferenceDb } from '../db';
 import { resolveNamed } from '../names/service';
-import {
-  LOT_SIZING_RULES,
-  PARAMETER_DEFAULTS,
-  type ItemLocationRecord,
-  type PlanningParameterFields,
-} from './repository';
+import { LOT_SIZING_RULES, PARAMETER_DEFAULTS, type ItemLocationRecord, type PlanningParameterFields } from './repository';
 
 const PARAMETER_FIELDS = [...Object.keys(PARAMETER_DEFAULTS), 'unit_cost'] as Array<keyof PlanningParameterFields>;
 
 export function toItemLocation(r: ItemLocationRecord, itemName: string, locationName: string): pb.ItemLocation {
   const { _id, tenant: _tenant, item_id, location_id, created_at, updated_at, ...parameters } = r;
   // Records stored before service levels existed have none.
-  return { id: _id, item_id, item_name: itemName, location_id, location_name: locationName, ...parameters, service_level: r.service_level ?? 0, created_at, updated_at };
+  return {
+    id: _id,
+    item_id,
+    item_name: itemName,
+    location_id,
+    location_name: locationName,
+    ...parameters,
+    service_level: r.service_level ?? 0,
+    created_at,
+    updated_at,
+  };
 }
 
 export async function presentItemLocations(db: ReferenceDb, tenant: string, records: ItemLocationRecord[]): Promise<pb.ItemLocation[]> {
   if (records.length === 0) return [];
   const [items, locations] = await Promise.all([
-    byIds(db.items, tenant, records.map((r) => r.item_id)),
-    byIds(db.locations, tenant, records.map((r) => r.location_id)),
+    byIds(
+      db.items,
+      tenant,
+      records.map((r) => r.item_id),
+    ),
+    byIds(
+      db.locations,
+      tenant,
+      records.map((r) => r.location_id),
+    ),
   ]);
   return records.map((r) => toItemLocation(r, items.get(r.item_id)?.name ?? '', locations.get(r.location_id)?.name ?? ''));
 }
@@ -60,9 +73,11 @@ function checkParameters(bag: FieldErrorBag, i: number, p: PlanningParameterFiel
   const requiredWhen = (field: keyof PlanningParameterFields, why = `lot sizing rule is ${p.lot_sizing_rule}`) =>
     bag.add(i, field, `The :attribute field must be greater than 0 when ${why}.`);
   if (p.lot_sizing_rule === 'fixed_order_quantity' && !(p.fixed_order_qty > 0)) requiredWhen('fixed_order_qty');
-  const needsEoq = p.lot_sizing_rule === 'economic_order_quantity' || (p.lot_sizing_rule === 'period_order_quantity' && !p.periods_of_supply);
+  const needsEoq =
+    p.lot_sizing_rule === 'economic_order_quantity' || (p.lot_sizing_rule === 'period_order_quantity' && !p.periods_of_supply);
   if (needsEoq) {
-    const why = p.lot_sizing_rule === 'economic_order_quantity' ? undefined : 'lot sizing rule is period_order_quantity without periods_of_supply';
+    const why =
+      p.lot_sizing_rule === 'economic_order_quantity' ? undefined : 'lot sizing rule is period_order_quantity without periods_of_supply';
     if (!(p.ordering_cost > 0)) requiredWhen('ordering_cost', why);
     if (!(p.unit_cost > 0)) requiredWhen('unit_cost', why);
     if (!(p.holding_rate > 0)) requiredWhen('holding_rate', why);
@@ -92,7 +107,12 @@ async function checkPairsFree(db: ReferenceDb, tenant: string, targets: Target[]
   }
   if (targets.length === 0) return;
   const locationIds = distinct(targets.map((t) => t.location_id));
-  const existing = await findIn(db.itemLocations, { tenant, location_id: { $in: locationIds } }, 'item_id', targets.map((t) => t.item_id));
+  const existing = await findIn(
+    db.itemLocations,
+    { tenant, location_id: { $in: locationIds } },
+    'item_id',
+    targets.map((t) => t.item_id),
+  );
   const holders = new Map(existing.map((r) => [key(r), r._id]));
   for (const t of targets) {
     const holder = holders.get(key(t));
@@ -105,8 +125,16 @@ export async function createItemLocations(db: ReferenceDb, tenant: string, req: 
   const validate = async () => {
     const bag = new FieldErrorBag(req.array_body);
     const [itemIds, locationIds] = await Promise.all([
-      resolveNamed(db.items, tenant, req.records.map((r) => r.item_name ?? '')),
-      resolveNamed(db.locations, tenant, req.records.map((r) => r.location_name ?? '')),
+      resolveNamed(
+        db.items,
+        tenant,
+        req.records.map((r) => r.item_name ?? ''),
+      ),
+      resolveNamed(
+        db.locations,
+        tenant,
+        req.records.map((r) => r.location_name ?? ''),
+      ),
     ]);
     const items = await byIds(db.items, tenant, itemIds.ids.filter(Boolean));
     const targets: Target[] = [];

@@ -14,7 +14,11 @@ import type { ItemRecord } from './repository';
 export async function presentItems(db: ReferenceDb, tenant: string, records: ItemRecord[]): Promise<pb.Item[]> {
   if (records.length === 0) return [];
   const [uoms, levels] = await Promise.all([
-    byIds(db.uoms, tenant, records.map((r) => r.uom_id)),
+    byIds(
+      db.uoms,
+      tenant,
+      records.map((r) => r.uom_id),
+    ),
     levelsOf(db.levels, tenant, 'item'),
   ]);
   return records.map((r) => ({
@@ -46,14 +50,26 @@ export async function createItems(db: ReferenceDb, tenant: string, req: pb.Creat
   const validate = async () => {
     const bag = new FieldErrorBag(req.array_body);
     const levels = await levelsOf(db.levels, tenant, 'item');
-    uomIds = (await resolveUomNames(db, tenant, req.records.map((r) => r.uom ?? ''))).ids;
+    uomIds = (
+      await resolveUomNames(
+        db,
+        tenant,
+        req.records.map((r) => r.uom ?? ''),
+      )
+    ).ids;
     req.records.forEach((r, i) => {
       if (!r.name) bag.add(i, 'name', MESSAGES.required);
       if (!r.uom) bag.add(i, 'uom', MESSAGES.required);
       else if (!uomIds[i]) bag.add(i, 'uom', MESSAGES.exists);
     });
     hierarchies = req.records.map((r, i) => applyHierarchy({}, r.hierarchy, levels, bag, i));
-    await checkUnique(db.items, tenant, 'name', req.records.map((r, index) => ({ index, value: r.name })), bag);
+    await checkUnique(
+      db.items,
+      tenant,
+      'name',
+      req.records.map((r, index) => ({ index, value: r.name })),
+      bag,
+    );
     bag.throwIfAny();
   };
   const created = await insertValidated(db.items, tenant, validate, () =>
@@ -81,7 +97,8 @@ export async function updateItem(db: ReferenceDb, tenant: string, req: pb.Update
       if (uomId) set.uom_id = uomId;
       else bag.add(0, 'uom', MESSAGES.exists);
     }
-    if (patch.hierarchy) set.hierarchy = applyHierarchy(record.hierarchy, patch.hierarchy, await levelsOf(db.levels, tenant, 'item'), bag, 0);
+    if (patch.hierarchy)
+      set.hierarchy = applyHierarchy(record.hierarchy, patch.hierarchy, await levelsOf(db.levels, tenant, 'item'), bag, 0);
     await checkUnique(db.items, tenant, 'name', [{ index: 0, value: patch.name, selfId: record._id }], bag);
     bag.throwIfAny();
   };

@@ -31,7 +31,13 @@ export async function createLocations(db: ReferenceDb, tenant: string, req: pb.C
       if (!r.type) bag.add(i, 'type', MESSAGES.required);
       else checkType(bag, i, r.type);
     });
-    await checkUnique(db.locations, tenant, 'name', req.records.map((r, index) => ({ index, value: r.name })), bag);
+    await checkUnique(
+      db.locations,
+      tenant,
+      'name',
+      req.records.map((r, index) => ({ index, value: r.name })),
+      bag,
+    );
     bag.throwIfAny();
   };
   const created = await insertValidated(db.locations, tenant, validate, () =>

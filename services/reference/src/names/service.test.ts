@@ -48,7 +48,10 @@ describe('reference name resolution', () => {
       ],
     });
     await createItems(db, 'south', { array_body: false, records: [{ name: 'Mango', uom: 'ea' }] });
-    await createCustomerGroups(db, 'north', { array_body: false, records: [{ name: 'Retail', hierarchy: { values: { Channel: 'Stores' } } }] });
+    await createCustomerGroups(db, 'north', {
+      array_body: false,
+      records: [{ name: 'Retail', hierarchy: { values: { Channel: 'Stores' } } }],
+    });
   });
   after(async () => {
     await store?.close();
@@ -87,7 +90,10 @@ describe('reference name resolution', () => {
     assert.deepEqual(res.uoms!.unknown, ['kg']);
     assert.deepEqual(res.sale_types, { ids: [], unknown: [] });
     const tooMany = Array.from({ length: 5_001 }, (_, i) => `n${i}`);
-    await assert.rejects(resolveNames(db, 'north', { ...none, items: tooMany, locations: tooMany }), (err: any) => err.code === 'invalid_argument');
+    await assert.rejects(
+      resolveNames(db, 'north', { ...none, items: tooMany, locations: tooMany }),
+      (err: any) => err.code === 'invalid_argument',
+    );
   });
 
   it('looks names and hierarchy values up by id, leaving out unknown and foreign ids', async () => {
@@ -113,7 +119,13 @@ describe('reference name resolution', () => {
         ['Pear', ['Fruit', 'Orchard']],
       ],
     );
-    assert.deepEqual(res.customer_groups.map((g) => g.hierarchy), [['Stores']]);
-    assert.deepEqual(res.uoms.map((u) => [u.name, u.abbreviation]), [['Each', 'ea']]);
+    assert.deepEqual(
+      res.customer_groups.map((g) => g.hierarchy),
+      [['Stores']],
+    );
+    assert.deepEqual(
+      res.uoms.map((u) => [u.name, u.abbreviation]),
+      [['Each', 'ea']],
+    );
   });
 });

@@ -44,7 +44,12 @@ export async function resolveUomNames(db: ReferenceDb, tenant: string, names: re
 /** Every kind of name a sync row carries, resolved in one call per kind. */
 export async function resolveNames(db: ReferenceDb, tenant: string, req: pb.ResolveNamesRequest): Promise<pb.ResolveNamesResponse> {
   assertBulkSize(
-    req.items.length + req.customer_groups.length + req.sale_types.length + req.timing_intervals.length + req.uoms.length + req.locations.length,
+    req.items.length +
+      req.customer_groups.length +
+      req.sale_types.length +
+      req.timing_intervals.length +
+      req.uoms.length +
+      req.locations.length,
     'names',
   );
   const [items, customer_groups, sale_types, timing_intervals, uoms, locations] = await Promise.all([
@@ -61,10 +66,19 @@ export async function resolveNames(db: ReferenceDb, tenant: string, req: pb.Reso
 /** Names (and, when asked, hierarchy values) of records by id; unknown ids are left out. */
 export async function lookupIds(db: ReferenceDb, tenant: string, req: pb.LookupIdsRequest): Promise<pb.LookupIdsResponse> {
   assertBulkSize(
-    req.item_ids.length + req.customer_group_ids.length + req.sale_type_ids.length + req.timing_interval_ids.length + req.uom_ids.length + req.location_ids.length,
+    req.item_ids.length +
+      req.customer_group_ids.length +
+      req.sale_type_ids.length +
+      req.timing_interval_ids.length +
+      req.uom_ids.length +
+      req.location_ids.length,
     'ids',
   );
-  const named = async <R extends NamedRecord>(collection: Collection<R>, ids: number[], extra: (r: R) => Partial<pb.NamedRecord> = () => ({})) =>
+  const named = async <R extends NamedRecord>(
+    collection: Collection<R>,
+    ids: number[],
+    extra: (r: R) => Partial<pb.NamedRecord> = () => ({}),
+  ) =>
     [...(await byIds(collection, tenant, ids)).values()]
       .sort((a, b) => a._id - b._id)
       .map((r): pb.NamedRecord => ({ id: r._id, name: r.name, hierarchy: [], abbreviation: '', uom_id: 0, ...extra(r) }));
@@ -72,7 +86,10 @@ export async function lookupIds(db: ReferenceDb, tenant: string, req: pb.LookupI
     ? await Promise.all([levelsOf(db.levels, tenant, 'item'), levelsOf(db.levels, tenant, 'customer_group')])
     : [[], []];
   const [items, customer_groups, sale_types, timing_intervals, uoms, locations] = await Promise.all([
-    named(db.items, req.item_ids, (r) => ({ uom_id: r.uom_id, hierarchy: req.include_hierarchy ? hierarchyColumns(r.hierarchy, itemLevels) : [] })),
+    named(db.items, req.item_ids, (r) => ({
+      uom_id: r.uom_id,
+      hierarchy: req.include_hierarchy ? hierarchyColumns(r.hierarchy, itemLevels) : [],
+    })),
     named(db.customerGroups, req.customer_group_ids, (r) => ({
       hierarchy: req.include_hierarchy ? hierarchyColumns(r.hierarchy, customerGroupLevels) : [],
     })),

@@ -16,18 +16,32 @@ export async function getPlanningParameters(
 ): Promise<pb.GetPlanningParametersResponse> {
   assertBulkSize(req.ids.length + req.names.length, 'item-locations');
   const wanted = [...req.ids];
-  if (req.view_id || req.view_name) wanted.push(...(await getView(db, tenant, { id: req.view_id, name: req.view_name })).view!.item_location_ids);
+  if (req.view_id || req.view_name)
+    wanted.push(...(await getView(db, tenant, { id: req.view_id, name: req.view_name })).view!.item_location_ids);
 
   const unknown_names: pb.ItemLocationName[] = [];
   if (req.names.length > 0) {
     const [items, locations] = await Promise.all([
-      resolveNamed(db.items, tenant, req.names.map((n) => n.item_name)),
-      resolveNamed(db.locations, tenant, req.names.map((n) => n.location_name)),
+      resolveNamed(
+        db.items,
+        tenant,
+        req.names.map((n) => n.item_name),
+      ),
+      resolveNamed(
+        db.locations,
+        tenant,
+        req.names.map((n) => n.location_name),
+      ),
     ]);
     const pairs = req.names.map((_, i) => ({ item_id: items.ids[i]!, location_id: locations.ids[i]! }));
     const known = pairs.filter((p) => p.item_id && p.location_id);
     const locationIds = distinct(known.map((p) => p.location_id));
-    const found = await findIn(db.itemLocations, { tenant, location_id: { $in: locationIds } }, 'item_id', known.map((p) => p.item_id));
+    const found = await findIn(
+      db.itemLocations,
+      { tenant, location_id: { $in: locationIds } },
+      'item_id',
+      known.map((p) => p.item_id),
+    );
     const idOf = new Map(found.map((r) => [`${r.item_id}:${r.location_id}`, r._id]));
     pairs.forEach((p, i) => {
       const id = idOf.get(`${p.item_id}:${p.location_id}`);
@@ -41,10 +55,22 @@ export async function getPlanningParameters(
   const records = await byIds(db.itemLocations, tenant, ids);
   const rows = [...records.values()].sort((a, b) => a._id - b._id);
   const [items, locations] = await Promise.all([
-    byIds(db.items, tenant, rows.map((r) => r.item_id)),
-    byIds(db.locations, tenant, rows.map((r) => r.location_id)),
+    byIds(
+      db.items,
+      tenant,
+      rows.map((r) => r.item_id),
+    ),
+    byIds(
+      db.locations,
+      tenant,
+      rows.map((r) => r.location_id),
+    ),
   ]);
-  const uoms = await byIds(db.uoms, tenant, [...items.values()].map((i) => i.uom_id));
+  const uoms = await byIds(
+    db.uoms,
+    tenant,
+    [...items.values()].map((i) => i.uom_id),
+  );
   return {
     records: rows.map((r) => {
       const item = items.get(r.item_id);
@@ -58,4 +84,3 @@ export async function getPlanningParameters(
     unknown_names,
   };
 }
-

@@ -28,7 +28,11 @@ const LEVELS: Array<[LevelKind, string[]]> = [
   ['item', ['Category', 'Brand']],
   ['customer_group', ['Channel', 'Region']],
 ];
-const UOMS = [['Each', 'ea'], ['Case', 'cs'], ['Kilogram', 'kg']] as const;
+const UOMS = [
+  ['Each', 'ea'],
+  ['Case', 'cs'],
+  ['Kilogram', 'kg'],
+] as const;
 const CUSTOMER_GROUPS = [
   ['Retail', 'Stores', 'North'],
   ['Online', 'E-commerce', 'National'],
@@ -54,7 +58,11 @@ const LOT_RULES: LotSizingRule[] = ['lot_for_lot', 'fixed_order_quantity', 'econ
 const PARTNER_ITEMS = 12;
 
 /** Inserts the named records that do not exist yet; existing ones are left as they are. */
-async function upsertNamed<R extends NamedRecord>(collection: Collection<R>, tenant: string, rows: Array<Record<string, unknown> & { name: string }>) {
+async function upsertNamed<R extends NamedRecord>(
+  collection: Collection<R>,
+  tenant: string,
+  rows: Array<Record<string, unknown> & { name: string }>,
+) {
   const now = timestamp();
   await collection.bulkUpsert(
     rows.map((row) => ({
@@ -76,20 +84,37 @@ async function seedTenant(db: ReferenceDb, marks: Collection<Doc>, tenant: strin
   const between = (min: number, max: number) => min + random() * (max - min);
   const int = (min: number, max: number) => Math.floor(between(min, max + 1));
 
-  for (const [kind, names] of LEVELS) await upsertNamed(db.levels, tenant, names.map((name, i) => ({ name, kind, position: i + 1 })));
+  for (const [kind, names] of LEVELS)
+    await upsertNamed(
+      db.levels,
+      tenant,
+      names.map((name, i) => ({ name, kind, position: i + 1 })),
+    );
   const levelId = new Map((await db.levels.find({ tenant })).map((l) => [l.name, String(l._id)]));
   const hierarchy = (values: Record<string, string>) =>
     Object.fromEntries(Object.entries(values).map(([level, value]) => [levelId.get(level)!, value]));
 
-  await upsertNamed(db.uoms, tenant, UOMS.map(([name, abbreviation]) => ({ name, abbreviation, abbreviation_lower: nameKey(abbreviation) })));
+  await upsertNamed(
+    db.uoms,
+    tenant,
+    UOMS.map(([name, abbreviation]) => ({ name, abbreviation, abbreviation_lower: nameKey(abbreviation) })),
+  );
   await upsertNamed(db.saleTypes, tenant, [{ name: 'History' }, { name: 'Forecast' }]);
-  await upsertNamed(db.timingIntervals, tenant, ['day', 'week', 'month', 'year'].map((name) => ({ name })));
+  await upsertNamed(
+    db.timingIntervals,
+    tenant,
+    ['day', 'week', 'month', 'year'].map((name) => ({ name })),
+  );
   await upsertNamed(
     db.customerGroups,
     tenant,
     [...CUSTOMER_GROUPS, ...PARTNER_ACCOUNTS].map(([name, Channel, Region]) => ({ name, hierarchy: hierarchy({ Channel, Region }) })),
   );
-  await upsertNamed(db.locations, tenant, LOCATIONS.map(([name, type]) => ({ name, type })));
+  await upsertNamed(
+    db.locations,
+    tenant,
+    LOCATIONS.map(([name, type]) => ({ name, type })),
+  );
 
   const uomId = new Map((await db.uoms.find({ tenant })).map((u) => [u.name, u._id]));
   const items = Array.from({ length: DEMO_ITEM_COUNT }, (_, i) => {
@@ -107,11 +132,26 @@ async function seedTenant(db: ReferenceDb, marks: Collection<Doc>, tenant: strin
   });
   await upsertNamed(db.items, tenant, items);
 
-  const itemIds = (await resolveNamed(db.items, tenant, items.map((i) => i.name))).ids;
-  const locationIds = (await resolveNamed(db.locations, tenant, LOCATIONS.map(([name]) => name))).ids;
+  const itemIds = (
+    await resolveNamed(
+      db.items,
+      tenant,
+      items.map((i) => i.name),
+    )
+  ).ids;
+  const locationIds = (
+    await resolveNamed(
+      db.locations,
+      tenant,
+      LOCATIONS.map(([name]) => name),
+    )
+  ).ids;
   const [east, west, , partner] = locationIds;
   const placements = [
-    ...itemIds.flatMap((itemId, i) => [[i, itemId, east!], [i, itemId, west!]]),
+    ...itemIds.flatMap((itemId, i) => [
+      [i, itemId, east!],
+      [i, itemId, west!],
+    ]),
     ...itemIds.slice(0, PARTNER_ITEMS).map((itemId, i) => [i, itemId, partner!]),
   ] as Array<[number, number, number]>;
   const now = timestamp();
@@ -127,7 +167,8 @@ async function seedTenant(db: ReferenceDb, marks: Collection<Doc>, tenant: strin
         max_order_qty: random() < 0.7 ? 0 : min_order_qty + int(20, 60) * 10,
         lot_sizing_rule,
         fixed_order_qty: lot_sizing_rule === 'fixed_order_quantity' ? int(10, 50) * 10 : 0,
-        ordering_cost: lot_sizing_rule === 'economic_order_quantity' || lot_sizing_rule === 'period_order_quantity' ? money(between(25, 200)) : 0,
+        ordering_cost:
+          lot_sizing_rule === 'economic_order_quantity' || lot_sizing_rule === 'period_order_quantity' ? money(between(25, 200)) : 0,
         holding_rate: money(between(0.15, 0.35)),
         unit_cost: items[i]!.unit_cost,
         periods_of_supply: lot_sizing_rule === 'period_order_quantity' && random() < 0.5 ? int(2, 4) : 0,
@@ -137,7 +178,9 @@ async function seedTenant(db: ReferenceDb, marks: Collection<Doc>, tenant: strin
     }),
   );
 
-  await upsertNamed(db.calendars, tenant, [{ name: 'Weekly', bucket: 'week', week_start: 'monday', start_date: '2025-01-06', periods: 156 }]);
+  await upsertNamed(db.calendars, tenant, [
+    { name: 'Weekly', bucket: 'week', week_start: 'monday', start_date: '2025-01-06', periods: 156 },
+  ]);
   const calendar = (await db.calendars.findOne({ tenant, name_lower: 'weekly' }))!;
   const itemLocationIds = (await db.itemLocations.find({ tenant }, { sort: [['_id', 1]] })).map((r) => r._id);
   await upsertNamed(db.views, tenant, [

@@ -1,7 +1,6 @@
 import { tenantCollection } from '../common/collections';
 import type { NamedRecord } from '../common/records';
 
-
 /** A timing interval is named by its span (the legacy sales read calls it `timing_interval_span`). */
 export type TimingIntervalRecord = NamedRecord;
 

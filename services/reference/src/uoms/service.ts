@@ -20,8 +20,20 @@ export async function getUom(db: ReferenceDb, tenant: string, id: number): Promi
 }
 
 async function checkUomsUnique(db: ReferenceDb, tenant: string, inputs: pb.UomInput[], bag: FieldErrorBag, selfId?: number) {
-  await checkUnique(db.uoms, tenant, 'name', inputs.map((r, index) => ({ index, value: r.name, selfId })), bag);
-  await checkUnique(db.uoms, tenant, 'abbreviation', inputs.map((r, index) => ({ index, value: r.abbreviation, selfId })), bag);
+  await checkUnique(
+    db.uoms,
+    tenant,
+    'name',
+    inputs.map((r, index) => ({ index, value: r.name, selfId })),
+    bag,
+  );
+  await checkUnique(
+    db.uoms,
+    tenant,
+    'abbreviation',
+    inputs.map((r, index) => ({ index, value: r.abbreviation, selfId })),
+    bag,
+  );
 }
 
 export async function createUoms(db: ReferenceDb, tenant: string, req: pb.CreateUomsRequest): Promise<pb.Uoms> {
@@ -55,6 +67,7 @@ export async function updateUom(db: ReferenceDb, tenant: string, req: pb.UpdateU
   };
   const set: Partial<UomRecord> = {};
   if (patch.name !== undefined) Object.assign(set, { name: patch.name, name_lower: nameKey(patch.name) });
-  if (patch.abbreviation !== undefined) Object.assign(set, { abbreviation: patch.abbreviation, abbreviation_lower: nameKey(patch.abbreviation) });
+  if (patch.abbreviation !== undefined)
+    Object.assign(set, { abbreviation: patch.abbreviation, abbreviation_lower: nameKey(patch.abbreviation) });
   return toUom(await updateValidated(db.uoms, record, validate, set));
 }

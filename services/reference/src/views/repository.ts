@@ -10,4 +10,16 @@ export interface ViewRecord extends NamedRecord {
   item_location_ids: number[];
 }
 
-export const VIEWS = tenantCollection('views', [['name_lower']], [{ name: 'tenant_calendar', keys: [['tenant', 1], ['calendar_id', 1]] }]);
+export const VIEWS = tenantCollection(
+  'views',
+  [['name_lower']],
+  [
+    {
+      name: 'tenant_calendar',
+      keys: [
+        ['tenant', 1],
+        ['calendar_id', 1],
+      ],
+    },
+  ],
+);

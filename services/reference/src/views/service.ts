@@ -26,7 +26,11 @@ function toView(r: ViewRecord, calendarName: string): pb.View {
 }
 
 async function presentViews(db: ReferenceDb, tenant: string, records: ViewRecord[]): Promise<pb.View[]> {
-  const calendars = await byIds(db.calendars, tenant, records.map((r) => r.calendar_id));
+  const calendars = await byIds(
+    db.calendars,
+    tenant,
+    records.map((r) => r.calendar_id),
+  );
   return records.map((r) => toView(r, calendars.get(r.calendar_id)?.name ?? ''));
 }
 
@@ -79,7 +83,14 @@ export async function createViews(db: ReferenceDb, tenant: string, req: pb.Creat
   const validate = async () => {
     const bag = new FieldErrorBag(req.array_body);
     const byName = new Map(
-      (await findIn(db.calendars, { tenant }, 'name_lower', req.records.map((r) => nameKey(r.calendar_name ?? '')))).map((c) => [c.name_lower, c]),
+      (
+        await findIn(
+          db.calendars,
+          { tenant },
+          'name_lower',
+          req.records.map((r) => nameKey(r.calendar_name ?? '')),
+        )
+      ).map((c) => [c.name_lower, c]),
     );
     calendars = req.records.map((r) => byName.get(nameKey(r.calendar_name ?? '')));
     for (const [i, r] of req.records.entries()) {
@@ -88,7 +99,13 @@ export async function createViews(db: ReferenceDb, tenant: string, req: pb.Creat
       else if (!calendars[i]) bag.add(i, 'calendar_name', MESSAGES.exists);
       await checkView(db, tenant, bag, i, { ...r, item_location_ids: r.item_location_ids?.ids }, calendars[i]);
     }
-    await checkUnique(db.views, tenant, 'name', req.records.map((r, index) => ({ index, value: r.name })), bag);
+    await checkUnique(
+      db.views,
+      tenant,
+      'name',
+      req.records.map((r, index) => ({ index, value: r.name })),
+      bag,
+    );
     bag.throwIfAny();
   };
   const created = await insertValidated(db.views, tenant, validate, () =>
@@ -120,7 +137,11 @@ export async function updateView(db: ReferenceDb, tenant: string, req: pb.Update
       else bag.add(0, 'calendar_name', MESSAGES.exists);
     }
     // A new calendar brings its bucket and re-checks the stored horizon against its periods.
-    const merged = { bucket: set.bucket ?? patch.bucket ?? record.bucket, horizon: patch.horizon ?? record.horizon, item_location_ids: patch.item_location_ids?.ids };
+    const merged = {
+      bucket: set.bucket ?? patch.bucket ?? record.bucket,
+      horizon: patch.horizon ?? record.horizon,
+      item_location_ids: patch.item_location_ids?.ids,
+    };
     await checkView(db, tenant, bag, 0, merged, calendar ?? undefined);
     await checkUnique(db.views, tenant, 'name', [{ index: 0, value: patch.name, selfId: record._id }], bag);
     bag.throwIfAny();
@@ -131,4 +152,3 @@ export async function updateView(db: ReferenceDb, tenant: string, req: pb.Update
   if (patch.item_location_ids !== undefined) set.item_location_ids = patch.item_location_ids.ids;
   return (await presentViews(db, tenant, [await updateValidated(db.views, record, validate, set)]))[0]!;
 }
-

@@ -68,17 +68,34 @@ function levels(value: unknown): Record<string, string> {
 const describeTenant = (t: supply_tokens_v1.Tenant) =>
   `${t.slug} "${t.name}": Public API ${t.public_api_enabled ? 'on' : 'off'}; rate ${t.rate_limit} per ${t.rate_window_seconds} s; ${t.monthly_credits} credits a month`;
 const describeUser = (u: supply_tokens_v1.User) =>
-  `${u.email} in ${u.tenant}${u.is_admin ? ' (workspace admin)' : ''}: ${Object.entries(u.levels).map(([m, l]) => `${m}=${l}`).join(' ')}`;
+  `${u.email} in ${u.tenant}${u.is_admin ? ' (workspace admin)' : ''}: ${Object.entries(u.levels)
+    .map(([m, l]) => `${m}=${l}`)
+    .join(' ')}`;
 
 function tokenTable(tokens: supply_tokens_v1.TokenInfo[], now: Date): string {
   const status = (t: supply_tokens_v1.TokenInfo) =>
     t.revoked_at ? 'revoked' : t.expires_at && Date.parse(t.expires_at) <= now.getTime() ? 'expired' : 'active';
   const rows = [
     ['ID', 'NAME', 'SCOPES', 'STATUS', 'EXPIRES', 'LAST USED', 'CREATOR'],
-    ...tokens.map((t) => [String(t.id), t.name, t.scopes.join(','), status(t), t.expires_at || 'never', t.last_used_at || 'never', t.user_email]),
+    ...tokens.map((t) => [
+      String(t.id),
+      t.name,
+      t.scopes.join(','),
+      status(t),
+      t.expires_at || 'never',
+      t.last_used_at || 'never',
+      t.user_email,
+    ]),
   ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 async function run(args: string[], clients: Clients, now: () => Date, out: (line: string) => void): Promise<void> {
@@ -150,7 +167,10 @@ async function run(args: string[], clients: Clients, now: () => Date, out: (line
         {
           user_email: positional.email,
           name: values.name,
-          scopes: values.scopes.split(',').map((s) => s.trim()).filter(Boolean),
+          scopes: values.scopes
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean),
           expires_at: (values['expires-at'] as string | undefined) ?? '',
         },
         asTenant(positional.tenant),
@@ -230,7 +250,9 @@ export async function main(args: string[], io: CliIo): Promise<number> {
     }
     if (isAppError(err)) {
       if (err.code === 'unavailable' || err.code === 'deadline_exceeded') {
-        io.stderr(`error: the tokens service at ${config.peers.tokens} is not reachable (${err.message}). Is the server running with the same environment (DATA_DIR, GRPC_BASE_PORT or TOKENS_ADDR)?`);
+        io.stderr(
+          `error: the tokens service at ${config.peers.tokens} is not reachable (${err.message}). Is the server running with the same environment (DATA_DIR, GRPC_BASE_PORT or TOKENS_ADDR)?`,
+        );
         return 3;
       }
       if (err.code === 'unauthenticated' && err.details.grpcStatus !== undefined) {

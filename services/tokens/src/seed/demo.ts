@@ -2,8 +2,7 @@ import type { IdentityStore } from '../repository';
 import { DEFAULT_LIMITS, PERMISSION_MODULES, type Level, type PermissionModule } from '../records';
 import { hashPassword } from '../users/password';
 
-const every = (level: Level) =>
-  Object.fromEntries(PERMISSION_MODULES.map((m) => [m, level])) as Record<PermissionModule, Level>;
+const every = (level: Level) => Object.fromEntries(PERMISSION_MODULES.map((m) => [m, level])) as Record<PermissionModule, Level>;
 
 /** The demo tenants and users (one of each access level worth trying), created once when the store is empty. */
 export async function seedDemoIdentity(store: IdentityStore, password: string, at: Date): Promise<boolean> {

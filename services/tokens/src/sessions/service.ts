@@ -25,7 +25,13 @@ export async function login(
   await store.sessions.deleteMany({ expires_at: { $lte: now.toISOString() } });
   const token = randomBytes(32).toString('base64url');
   const expiresAt = new Date(now.getTime() + SESSION_HOURS * 3_600_000).toISOString();
-  await store.sessions.insertOne({ _id: sessionId(token), tenant, user_id: user._id, created_at: now.toISOString(), expires_at: expiresAt });
+  await store.sessions.insertOne({
+    _id: sessionId(token),
+    tenant,
+    user_id: user._id,
+    created_at: now.toISOString(),
+    expires_at: expiresAt,
+  });
   return { session_token: token, expires_at: expiresAt };
 }
 

@@ -16,11 +16,7 @@ function sameHash(a: string, b: string): boolean {
  * Resolves a bearer token to its principal: the token's scopes and the creator's current
  * levels, read now, so permission changes apply to the next request.
  */
-export async function authenticate(
-  store: IdentityStore,
-  rawToken: string,
-  now: Date,
-): Promise<supply_tokens_v1.Principal> {
+export async function authenticate(store: IdentityStore, rawToken: string, now: Date): Promise<supply_tokens_v1.Principal> {
   const parsed = parseToken(rawToken);
   if (!parsed) throw unauthenticated();
   const token = await store.tokens.findById(parsed.id);

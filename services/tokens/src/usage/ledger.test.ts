@@ -96,7 +96,11 @@ describe('UsageLedger', function () {
   });
 
   it('folds a batch cut short again without counting what it had counted', async () => {
-    const b = batch('b1', [record({ endpoint: '/a', cost: 1 }), record({ endpoint: '/b', cost: 10 }), record({ endpoint: '/c', cost: 100 })]);
+    const b = batch('b1', [
+      record({ endpoint: '/a', cost: 1 }),
+      record({ endpoint: '/b', cost: 10 }),
+      record({ endpoint: '/c', cost: 100 }),
+    ]);
     const updateOne = usage.days.updateOne.bind(usage.days);
     let calls = 0;
     // The second aggregate write fails, as a store error or a crash mid-fold would leave it.
@@ -125,7 +129,10 @@ describe('UsageLedger', function () {
     await ledger.fold(batch('old', [record({ at: '2026-01-10T00:00:00.000Z', cost: 3 })]));
     await ledger.fold(batch('new', [record({ at: '2026-05-10T00:00:00.000Z', cost: 4 })]));
     assert.equal(await ledger.prune(new Date('2026-03-01T00:00:00Z')), 1);
-    assert.deepEqual((await usage.batches.find({})).map((b) => b._id), ['new']);
+    assert.deepEqual(
+      (await usage.batches.find({})).map((b) => b._id),
+      ['new'],
+    );
     assert.equal(await ledger.used('demo', creditPeriodByKey('2026-01')!), 3);
   });
 });

@@ -97,7 +97,8 @@ export class UsageLedger {
       into.requests += day.requests;
       into.credits += day.credits;
     }
-    const order = (r: UsageRow) => `${r.day ?? ''}\u0000${r.endpoint ?? ''}\u0000${r.method ?? ''}\u0000${String(r.token_id ?? 0).padStart(16, '0')}`;
+    const order = (r: UsageRow) =>
+      `${r.day ?? ''}\u0000${r.endpoint ?? ''}\u0000${r.method ?? ''}\u0000${String(r.token_id ?? 0).padStart(16, '0')}`;
     return [...rows.values()].sort((a, b) => (order(a) < order(b) ? -1 : order(a) > order(b) ? 1 : 0));
   }
 

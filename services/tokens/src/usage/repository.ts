@@ -36,11 +36,27 @@ export async function openUsageStore(store: Store): Promise<UsageStore> {
   const [batches, days] = await Promise.all([
     store.collection<UsageBatchDoc>({
       name: 'usage_batches',
-      indexes: [{ name: 'folded_at', keys: [['folded', 1], ['at', 1]] }],
+      indexes: [
+        {
+          name: 'folded_at',
+          keys: [
+            ['folded', 1],
+            ['at', 1],
+          ],
+        },
+      ],
     }),
     store.collection<UsageDayDoc>({
       name: 'usage_days',
-      indexes: [{ name: 'tenant_day', keys: [['tenant', 1], ['day', 1]] }],
+      indexes: [
+        {
+          name: 'tenant_day',
+          keys: [
+            ['tenant', 1],
+            ['day', 1],
+          ],
+        },
+      ],
     }),
   ]);
   return { batches, days };

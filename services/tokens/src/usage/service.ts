@@ -39,7 +39,11 @@ function period(key: string): CreditPeriod {
   return p;
 }
 
-export async function getCredits(deps: UsageDeps, tenant: string, req: supply_tokens_v1.GetCreditsRequest): Promise<supply_tokens_v1.Credits> {
+export async function getCredits(
+  deps: UsageDeps,
+  tenant: string,
+  req: supply_tokens_v1.GetCreditsRequest,
+): Promise<supply_tokens_v1.Credits> {
   const p = period(req.period);
   const [record, used] = await Promise.all([requireTenant(deps.identity, tenant), deps.ledger.used(tenant, p)]);
   return {
@@ -51,7 +55,11 @@ export async function getCredits(deps: UsageDeps, tenant: string, req: supply_to
   };
 }
 
-export async function getUsage(deps: UsageDeps, tenant: string, req: supply_tokens_v1.GetUsageRequest): Promise<supply_tokens_v1.UsageReport> {
+export async function getUsage(
+  deps: UsageDeps,
+  tenant: string,
+  req: supply_tokens_v1.GetUsageRequest,
+): Promise<supply_tokens_v1.UsageReport> {
   const fields: FieldErrors = fieldErrors();
   if (!isDay(req.from)) fields.from = ['The from field must be a date as YYYY-MM-DD.'];
   if (!isDay(req.to)) fields.to = ['The to field must be a date as YYYY-MM-DD.'];
@@ -97,7 +105,10 @@ export async function resetCreditBalance(deps: UsageDeps, tenant: string): Promi
     await deps.meter.setCreditBalance(creditKey(tenant, p), Math.max(0, record.monthly_credits - used), creditTtlSeconds(p, now));
   } catch (error) {
     if (!(isAppError(error) && error.code === 'unavailable')) throw error;
-    throw new AppError('unavailable', `The limits are saved, but the credit balance could not be reset (${error.message}); run the command again.`);
+    throw new AppError(
+      'unavailable',
+      `The limits are saved, but the credit balance could not be reset (${error.message}); run the command again.`,
+    );
   }
 }
 

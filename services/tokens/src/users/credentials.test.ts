@@ -12,7 +12,14 @@ describe('verifyCredentials', function () {
   let lookups = 0;
 
   before(async () => {
-    const user = { _id: 1, tenant: 'demo', email: 'planner@demo.test', password_hash: await hashPassword('right-password'), is_admin: false, levels: {} } as UserRecord;
+    const user = {
+      _id: 1,
+      tenant: 'demo',
+      email: 'planner@demo.test',
+      password_hash: await hashPassword('right-password'),
+      is_admin: false,
+      levels: {},
+    } as UserRecord;
     store = {
       users: {
         findOne: async (filter: Record<string, unknown>) => {

@@ -69,7 +69,11 @@ describe('apply and replace of sales and inventory rows', function () {
 
   it('with an apply id, a repeat reports what the first call did, and writes nothing', async () => {
     await apply([sale({ sell_date: week(0), quantity: 1 })], { load_id: 'earlier' });
-    const rows = [sale({ sell_date: week(0), quantity: 2 }), sale({ sell_date: week(1), quantity: 3 }), sale({ sell_date: week(2), quantity: 4 })];
+    const rows = [
+      sale({ sell_date: week(0), quantity: 2 }),
+      sale({ sell_date: week(1), quantity: 3 }),
+      sale({ sell_date: week(2), quantity: 4 }),
+    ];
     const first = await apply(rows, { apply_id: 'chunk-7' });
     assert.deepEqual([first.created, first.updated, first.unchanged, first.already_created, first.already_updated], [2, 1, 0, 0, 0]);
     const stored = await sales.sales.find({}, { sort: [['_id', 1]] });
@@ -97,7 +101,9 @@ describe('apply and replace of sales and inventory rows', function () {
   it('on a match changes only quantity and uom, keeping id and created_at', async () => {
     await apply([sale()]);
     const [before] = await sales.sales.find({});
-    const result = await apply([sale({ quantity: 7.25, uom_id: 2, uom_name: 'Case', uom_abbr: 'cs', item_name: 'Renamed', customer_group_name: 'Other' })]);
+    const result = await apply([
+      sale({ quantity: 7.25, uom_id: 2, uom_name: 'Case', uom_abbr: 'cs', item_name: 'Renamed', customer_group_name: 'Other' }),
+    ]);
     assert.deepEqual(result.outcomes, [UPDATED]);
     const [after] = await sales.sales.find({});
     assert.equal(after!._id, before!._id);
@@ -110,7 +116,10 @@ describe('apply and replace of sales and inventory rows', function () {
   it('lets the last of several rows with one key win', async () => {
     const result = await apply([sale({ quantity: 1 }), sale({ quantity: 2 }), sale({ sell_date: week(1) }), sale({ quantity: 3 })]);
     assert.deepEqual(result.outcomes, [SUPERSEDED, SUPERSEDED, CREATED, CREATED]);
-    assert.deepEqual((await sales.sales.find({}, { sort: [['sell_date', 1]] })).map((r) => r.quantity), [3, 5]);
+    assert.deepEqual(
+      (await sales.sales.find({}, { sort: [['sell_date', 1]] })).map((r) => r.quantity),
+      [3, 5],
+    );
   });
 
   it('refuses updates or creates row by row, and a dry run writes nothing', async () => {
@@ -121,10 +130,13 @@ describe('apply and replace of sales and inventory rows', function () {
     assert.deepEqual(noCreates.outcomes, [UPDATED, REJECTED]);
     const dry = await apply([sale({ quantity: 10 }), sale({ sell_date: week(3) })], { dry_run: true });
     assert.deepEqual(dry.outcomes, [UPDATED, CREATED]);
-    assert.deepEqual((await sales.sales.find({}, { sort: [['sell_date', 1]] })).map((r) => [r.sell_date, r.quantity]), [
-      [week(0), 9],
-      [week(1), 5],
-    ]);
+    assert.deepEqual(
+      (await sales.sales.find({}, { sort: [['sell_date', 1]] })).map((r) => [r.sell_date, r.quantity]),
+      [
+        [week(0), 9],
+        [week(1), 5],
+      ],
+    );
   });
 
   it('replace deletes what the load did not touch, inside the scope only, and keeps other tenants', async () => {
@@ -139,7 +151,10 @@ describe('apply and replace of sales and inventory rows', function () {
     assert.deepEqual(await deleteSalesOutsideLoad(sales, 't1', { ...scope, dry_run: true }), { deleted: 2 });
     assert.deepEqual(await deleteSalesOutsideLoad(sales, 't1', scope), { deleted: 2 });
     const left = await sales.sales.find({ tenant: 't1', customer_group_id: 21 }, { sort: [['sell_date', 1]] });
-    assert.deepEqual(left.map((r) => r.sell_date), [week(0), week(1), week(2)]);
+    assert.deepEqual(
+      left.map((r) => r.sell_date),
+      [week(0), week(1), week(2)],
+    );
     assert.equal(await sales.sales.count({ tenant: 't1', customer_group_id: 22 }), 5);
     assert.equal(await sales.sales.count({ tenant: 't2' }), 5);
     await assert.rejects(deleteSalesOutsideLoad(sales, 't1', { ...scope, sale_type_ids: [], customer_group_ids: [] }), ValidationError);
@@ -168,9 +183,18 @@ describe('apply and replace of sales and inventory rows', function () {
       uom_abbr: 'ea',
     };
     const request = { load_id: 'l', refuse_creates: false, refuse_updates: false, dry_run: false };
-    const first = await applyInventory(inventory, 't1', { ...request, rows: [row, { ...row, bin_name: 'B1' }, { ...row, bin_name: 'B1', lot_name: 'L9' }] });
+    const first = await applyInventory(inventory, 't1', {
+      ...request,
+      rows: [row, { ...row, bin_name: 'B1' }, { ...row, bin_name: 'B1', lot_name: 'L9' }],
+    });
     assert.deepEqual(first.outcomes, [CREATED, CREATED, CREATED]);
-    const second = await applyInventory(inventory, 't1', { ...request, rows: [{ ...row, quantity: 5 }, { ...row, bin_name: 'B1' }] });
+    const second = await applyInventory(inventory, 't1', {
+      ...request,
+      rows: [
+        { ...row, quantity: 5 },
+        { ...row, bin_name: 'B1' },
+      ],
+    });
     assert.deepEqual(second.outcomes, [UPDATED, UNCHANGED]);
     assert.equal(await inventory.inventory.count({ tenant: 't1' }), 3);
   });

@@ -97,10 +97,24 @@ async function applyOnce<Row, D extends Doc>(
   const texts = keys.map((key) => JSON.stringify(spec.key.map((field) => key[field])));
   const winner = new Map<string, number>();
   texts.forEach((text, i) => winner.set(text, i));
-  const existing = await readExisting(collection, spec, tenant, [...winner.values()].map((i) => keys[i]!));
+  const existing = await readExisting(
+    collection,
+    spec,
+    tenant,
+    [...winner.values()].map((i) => keys[i]!),
+  );
 
   const stamp: Stamp = { tenant, load_id: loadId, created_at: now, updated_at: now };
-  const result: pb.ApplyResult = { created: 0, updated: 0, unchanged: 0, rejected: 0, outcomes: [], already_created: 0, already_updated: 0, already_unchanged: 0 };
+  const result: pb.ApplyResult = {
+    created: 0,
+    updated: 0,
+    unchanged: 0,
+    rejected: 0,
+    outcomes: [],
+    already_created: 0,
+    already_updated: 0,
+    already_unchanged: 0,
+  };
   const creates: Array<Record<string, unknown>> = [];
   const changes: Array<UpsertRow<D>> = [];
   rows.forEach((row, i) => {
@@ -125,7 +139,13 @@ async function applyOnce<Row, D extends Doc>(
       outcome = pb.ApplyOutcome.APPLY_OUTCOME_UNCHANGED;
       if (loadId && found['load_id'] !== loadId) {
         // Written in full on insert too, should the record vanish before this write.
-        changes.push(upsert(key, { load_id: loadId, ...markOf(outcome) }, Object.assign(spec.fixed(row), mutable, { created_at: now, updated_at: now })));
+        changes.push(
+          upsert(
+            key,
+            { load_id: loadId, ...markOf(outcome) },
+            Object.assign(spec.fixed(row), mutable, { created_at: now, updated_at: now }),
+          ),
+        );
       }
     } else if (options.refuseUpdates) {
       outcome = pb.ApplyOutcome.APPLY_OUTCOME_REJECTED;
@@ -147,7 +167,11 @@ async function applyOnce<Row, D extends Doc>(
   return result;
 }
 
-function upsert<D extends Doc>(key: Record<string, unknown>, set: Record<string, unknown>, setOnInsert: Record<string, unknown>): UpsertRow<D> {
+function upsert<D extends Doc>(
+  key: Record<string, unknown>,
+  set: Record<string, unknown>,
+  setOnInsert: Record<string, unknown>,
+): UpsertRow<D> {
   return { key: key as Partial<D>, set: set as Partial<D>, setOnInsert: setOnInsert as Partial<D> };
 }
 
@@ -195,7 +219,12 @@ const DELETE_BATCH = 250;
  * Replace mode: deletes the records matching `scope` whose load mark is not `loadId`, in
  * id order and in bounded batches (or only counts them on a dry run).
  */
-export async function deleteOutsideLoad<D extends Doc>(collection: Collection<D>, scope: Filter, loadId: string, dryRun: boolean): Promise<number> {
+export async function deleteOutsideLoad<D extends Doc>(
+  collection: Collection<D>,
+  scope: Filter,
+  loadId: string,
+  dryRun: boolean,
+): Promise<number> {
   if (!loadId) throw new ValidationError({ load_id: ['The load id field is required.'] });
   const outside = { ...scope, load_id: { $ne: loadId } };
   let deleted = 0;

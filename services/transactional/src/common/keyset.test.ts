@@ -3,7 +3,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore, type Collection, type Doc, type Store } from '@supply/kit';
-import { compareBySort, keysetCondition, keysetPage, positionOf, type KeysetPage, type KeysetQuery, type Scalar, type SortKey } from './keyset';
+import {
+  compareBySort,
+  keysetCondition,
+  keysetPage,
+  positionOf,
+  type KeysetPage,
+  type KeysetQuery,
+  type Scalar,
+  type SortKey,
+} from './keyset';
 import { tenantIndex } from './records';
 import { seededRandom } from '../seed/series';
 
@@ -59,7 +68,9 @@ describe('keyset pages on the embedded store', function () {
   const matches = (row: Row, query: Pick<KeysetQuery, 'equals' | 'ranges'>) =>
     Object.entries(query.equals).every(([field, values]) => values.includes(row[field] as Scalar)) &&
     Object.entries(query.ranges ?? {}).every(
-      ([field, { from, to }]) => (from === undefined || (row[field] as string) >= (from as string)) && (to === undefined || (row[field] as string) <= (to as string)),
+      ([field, { from, to }]) =>
+        (from === undefined || (row[field] as string) >= (from as string)) &&
+        (to === undefined || (row[field] as string) <= (to as string)),
     );
 
   /** Walks forward to the end, then back from the last page by backward positions. */
@@ -86,20 +97,56 @@ describe('keyset pages on the embedded store', function () {
 
   const cases: Array<[string, Pick<KeysetQuery, 'equals' | 'ranges' | 'fanOut'>, SortKey[]]> = [
     ['id', { equals: { tenant: ['t1'] } }, [{ field: '_id', direction: 1 }]],
-    ['-qty, -id', { equals: { tenant: ['t1'] } }, [{ field: 'qty', direction: -1 }, { field: '_id', direction: -1 }]],
-    ['item, -day, -id', { equals: { tenant: ['t1'] } }, [{ field: 'item', direction: 1 }, { field: 'day', direction: -1 }, { field: '_id', direction: -1 }]],
+    [
+      '-qty, -id',
+      { equals: { tenant: ['t1'] } },
+      [
+        { field: 'qty', direction: -1 },
+        { field: '_id', direction: -1 },
+      ],
+    ],
+    [
+      'item, -day, -id',
+      { equals: { tenant: ['t1'] } },
+      [
+        { field: 'item', direction: 1 },
+        { field: 'day', direction: -1 },
+        { field: '_id', direction: -1 },
+      ],
+    ],
     [
       'item in (a, é) split, day range, day',
       { equals: { tenant: ['t1'], item: ['a', 'é'] }, ranges: { day: { from: '2025-01-03', to: '2025-01-07' } }, fanOut: ['item'] },
-      [{ field: 'day', direction: 1 }, { field: '_id', direction: 1 }],
+      [
+        { field: 'day', direction: 1 },
+        { field: '_id', direction: 1 },
+      ],
     ],
     [
       'item in (b, c) split, item, day',
       { equals: { tenant: ['t1'], item: ['c', 'b'] }, fanOut: ['item'] },
-      [{ field: 'item', direction: 1 }, { field: 'day', direction: 1 }, { field: '_id', direction: 1 }],
+      [
+        { field: 'item', direction: 1 },
+        { field: 'day', direction: 1 },
+        { field: '_id', direction: 1 },
+      ],
     ],
-    ['item = d, -day', { equals: { tenant: ['t1'], item: ['d'] } }, [{ field: 'day', direction: -1 }, { field: '_id', direction: -1 }]],
-    ['unserved: qty, -id', { equals: { tenant: ['t1'] } }, [{ field: 'qty', direction: 1 }, { field: '_id', direction: -1 }]],
+    [
+      'item = d, -day',
+      { equals: { tenant: ['t1'], item: ['d'] } },
+      [
+        { field: 'day', direction: -1 },
+        { field: '_id', direction: -1 },
+      ],
+    ],
+    [
+      'unserved: qty, -id',
+      { equals: { tenant: ['t1'] } },
+      [
+        { field: 'qty', direction: 1 },
+        { field: '_id', direction: -1 },
+      ],
+    ],
   ];
 
   for (const [name, conditions, sort] of cases) {
@@ -107,8 +154,14 @@ describe('keyset pages on the embedded store', function () {
       const expected = all.filter((row) => matches(row, conditions)).sort((a, b) => compareBySort(a, b, sort));
       assert.ok(expected.length > 20, 'the case has data');
       const { forward, backward } = await walk({ ...conditions, sort }, 7);
-      assert.deepEqual(forward.flat().map((row) => row._id), expected.map((row) => row._id));
-      assert.deepEqual(backward.map((page) => page.map((row) => row._id)), forward.map((page) => page.map((row) => row._id)));
+      assert.deepEqual(
+        forward.flat().map((row) => row._id),
+        expected.map((row) => row._id),
+      );
+      assert.deepEqual(
+        backward.map((page) => page.map((row) => row._id)),
+        forward.map((page) => page.map((row) => row._id)),
+      );
     });
   }
 
@@ -120,7 +173,11 @@ describe('keyset pages on the embedded store', function () {
 });
 
 describe('keysetCondition', () => {
-  const sort: SortKey[] = [{ field: 'item', direction: 1 }, { field: 'day', direction: -1 }, { field: '_id', direction: -1 }];
+  const sort: SortKey[] = [
+    { field: 'item', direction: 1 },
+    { field: 'day', direction: -1 },
+    { field: '_id', direction: -1 },
+  ];
 
   it('is the lexicographic "after" as disjuncts', () => {
     assert.deepEqual(keysetCondition(sort, ['b', '2025-01-02', 9], new Map()), [

@@ -83,7 +83,13 @@ export async function keysetPage<T extends Doc>(collection: Collection<T>, query
       return collection.find(storeFilter(equals, query.ranges ?? {}, keyset), { sort: storeSort, limit: take });
     }),
   );
-  const merged = pages.length === 1 ? pages[0]! : pages.flat().sort((a, b) => compareBySort(a, b, scan)).slice(0, take);
+  const merged =
+    pages.length === 1
+      ? pages[0]!
+      : pages
+          .flat()
+          .sort((a, b) => compareBySort(a, b, scan))
+          .slice(0, take);
   const records = merged.slice(0, query.limit);
   if (query.backward) records.reverse();
   return { records, hasMore: merged.length > query.limit };
@@ -110,7 +116,11 @@ function pinnedValues(equals: KeysetQuery['equals']): Map<string, Scalar> {
  * simplified by the pinned fields: `true` when every record of the branch qualifies,
  * `false` when none does.
  */
-export function keysetCondition(scan: readonly SortKey[], after: readonly Scalar[], pinned: ReadonlyMap<string, Scalar>): Filter[] | boolean {
+export function keysetCondition(
+  scan: readonly SortKey[],
+  after: readonly Scalar[],
+  pinned: ReadonlyMap<string, Scalar>,
+): Filter[] | boolean {
   const disjuncts: Filter[] = [];
   for (let i = 0; i < scan.length; i++) {
     const conditions: Filter = {};

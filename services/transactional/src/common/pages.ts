@@ -59,8 +59,7 @@ function parsePosition(after: string, sort: ReadonlyArray<{ type: SortField['typ
   } catch {
     values = undefined;
   }
-  const valid =
-    Array.isArray(values) && values.length === sort.length && values.every((value, i) => typeof value === sort[i]!.type);
+  const valid = Array.isArray(values) && values.length === sort.length && values.every((value, i) => typeof value === sort[i]!.type);
   if (!valid) throw new ValidationError({ cursor: ['The cursor is invalid.'] });
   return values as Scalar[];
 }
@@ -123,7 +122,8 @@ export function conditionsOf(
   const [fromName, toName] = range.names.map((name) => `filter.${name}`) as [string, string];
   check.date(fromName, range.from, false);
   check.date(toName, range.to, false);
-  if (range.from && range.to && range.to < range.from) check.add(toName, `The ${toName} field must be a date after or equal to ${fromName}.`);
+  if (range.from && range.to && range.to < range.from)
+    check.add(toName, `The ${toName} field must be a date after or equal to ${fromName}.`);
   check.done();
   return { equals, ranges: { [range.field]: { ...(range.from ? { from: range.from } : {}), ...(range.to ? { to: range.to } : {}) } } };
 }

@@ -38,7 +38,14 @@ export const INVENTORY: CollectionSpec = {
   indexes: [
     {
       name: 'upsert_key',
-      keys: [['tenant', 1], ['item_id', 1], ['location_id', 1], ['bin_name', 1], ['lot_name', 1], ['inventory_date', 1]],
+      keys: [
+        ['tenant', 1],
+        ['item_id', 1],
+        ['location_id', 1],
+        ['bin_name', 1],
+        ['lot_name', 1],
+        ['inventory_date', 1],
+      ],
       unique: true,
     },
     index('tenant_id', '_id'),

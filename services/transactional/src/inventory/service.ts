@@ -12,15 +12,23 @@ export interface InventoryDeps {
 }
 
 function inventoryConditions(tenant: string, filter: pb.InventoryFilter | undefined): Pick<KeysetQuery, 'equals' | 'ranges'> {
-  return conditionsOf(tenant, { item_name_lower: filter?.item_names, location_name_lower: filter?.location_names }, {
-    field: 'inventory_date',
-    from: filter?.inventory_date_from ?? '',
-    to: filter?.inventory_date_to ?? '',
-    names: ['inventory_date_from', 'inventory_date_to'],
-  });
+  return conditionsOf(
+    tenant,
+    { item_name_lower: filter?.item_names, location_name_lower: filter?.location_names },
+    {
+      field: 'inventory_date',
+      from: filter?.inventory_date_from ?? '',
+      to: filter?.inventory_date_to ?? '',
+      names: ['inventory_date_from', 'inventory_date_to'],
+    },
+  );
 }
 
-export async function queryInventory(deps: InventoryDeps, tenant: string, request: pb.QueryInventoryRequest): Promise<pb.QueryInventoryResponse> {
+export async function queryInventory(
+  deps: InventoryDeps,
+  tenant: string,
+  request: pb.QueryInventoryRequest,
+): Promise<pb.QueryInventoryResponse> {
   const { records, page } = await readPage(deps.inventory, INVENTORY_PAGES, inventoryConditions(tenant, request.filter), request.page);
   return { records: records.map(toInventoryRecord), page };
 }

@@ -56,7 +56,16 @@ const planCollection = (name: string): CollectionSpec => ({
   name,
   autoIncrement: true,
   indexes: [
-    { name: 'plan_key', keys: [['tenant', 1], ['item_location_id', 1], ['view_id', 1], ['period_start', 1]], unique: true },
+    {
+      name: 'plan_key',
+      keys: [
+        ['tenant', 1],
+        ['item_location_id', 1],
+        ['view_id', 1],
+        ['period_start', 1],
+      ],
+      unique: true,
+    },
     index('tenant_id', '_id'),
     index('period_start', 'period_start', '_id'),
     index('item_id', 'item_name_lower', '_id'),

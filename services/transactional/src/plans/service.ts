@@ -35,12 +35,14 @@ async function replacePlan<D extends PlanRowDoc>(
   checkBatch('buckets', buckets.length);
   const check = new FieldCheck();
   if (!target) check.add('target', 'The target field is required.');
-  for (const field of ['item_location_id', 'item_id', 'location_id', 'view_id', 'plan_run_id'] as const) check.id(`target.${field}`, target?.[field] ?? 0);
+  for (const field of ['item_location_id', 'item_id', 'location_id', 'view_id', 'plan_run_id'] as const)
+    check.id(`target.${field}`, target?.[field] ?? 0);
   for (const field of ['item_name', 'location_name', 'view_name'] as const) check.name(`target.${field}`, target?.[field] ?? '');
   const periods = new Set<string>();
   buckets.forEach((bucket, i) => {
     check.date(`buckets.${i}.period_start`, bucket.period_start);
-    if (periods.has(bucket.period_start)) check.add(`buckets.${i}.period_start`, `The buckets.${i}.period_start field has a duplicate value.`);
+    if (periods.has(bucket.period_start))
+      check.add(`buckets.${i}.period_start`, `The buckets.${i}.period_start field has a duplicate value.`);
     periods.add(bucket.period_start);
     for (const field of fields) check.number(`buckets.${i}.${field}`, bucket[field] as number);
   });
@@ -58,13 +60,11 @@ async function replacePlan<D extends PlanRowDoc>(
     location_name: t.location_name,
     location_name_lower: nameKey(t.location_name),
   };
-  const rows = buckets.map(
-    (bucket): UpsertRow<D> => ({
-      key: { ...key, period_start: bucket.period_start } as Partial<D>,
-      set: { ...names, ...Object.fromEntries(fields.map((field) => [field, bucket[field]])), updated_at: now } as Partial<D>,
-      setOnInsert: { created_at: now } as Partial<D>,
-    }),
-  );
+  const rows = buckets.map((bucket): UpsertRow<D> => ({
+    key: { ...key, period_start: bucket.period_start } as Partial<D>,
+    set: { ...names, ...Object.fromEntries(fields.map((field) => [field, bucket[field]])), updated_at: now } as Partial<D>,
+    setOnInsert: { created_at: now } as Partial<D>,
+  }));
   const written = rows.length > 0 ? await collection.bulkUpsert(rows) : { inserted: 0, updated: 0, unchanged: 0 };
   const deleted = await collection.deleteMany({ ...key, period_start: { $nin: [...periods] } });
   return { written: written.inserted + written.updated + written.unchanged, deleted };
@@ -74,8 +74,19 @@ export function replaceSupplyPlan(deps: PlanDeps, tenant: string, request: pb.Re
   return replacePlan(deps.supplyPlans, tenant, request.target, request.buckets as unknown as Bucket[], SUPPLY_PLAN_FIELDS, deps.now());
 }
 
-export function replaceFinancialPlan(deps: PlanDeps, tenant: string, request: pb.ReplaceFinancialPlanRequest): Promise<pb.ReplacePlanResponse> {
-  return replacePlan(deps.financialPlans, tenant, request.target, request.buckets as unknown as Bucket[], FINANCIAL_PLAN_FIELDS, deps.now());
+export function replaceFinancialPlan(
+  deps: PlanDeps,
+  tenant: string,
+  request: pb.ReplaceFinancialPlanRequest,
+): Promise<pb.ReplacePlanResponse> {
+  return replacePlan(
+    deps.financialPlans,
+    tenant,
+    request.target,
+    request.buckets as unknown as Bucket[],
+    FINANCIAL_PLAN_FIELDS,
+    deps.now(),
+  );
 }
 
 function planConditions(tenant: string, filter: pb.PlanFilter | undefined) {
@@ -113,7 +124,14 @@ export async function listLegacySupplyPlan(
       location_name_lower: nameKey(request.location_name),
       ...(request.view_name ? { view_name_lower: nameKey(request.view_name) } : {}),
     },
-    { sort: [['view_name_lower', 1], ['period_start', 1], ['_id', 1]], limit: MAX_BULK },
+    {
+      sort: [
+        ['view_name_lower', 1],
+        ['period_start', 1],
+        ['_id', 1],
+      ],
+      limit: MAX_BULK,
+    },
   );
   return { records: rows.map(toSupplyPlanRecord) };
 }

@@ -52,7 +52,13 @@ export const SALES: CollectionSpec = {
   indexes: [
     {
       name: 'upsert_key',
-      keys: [['tenant', 1], ['item_customer_group_id', 1], ['sale_type_id', 1], ['timing_interval_id', 1], ['sell_date', 1]],
+      keys: [
+        ['tenant', 1],
+        ['item_customer_group_id', 1],
+        ['sale_type_id', 1],
+        ['timing_interval_id', 1],
+        ['sell_date', 1],
+      ],
       unique: true,
     },
     index('tenant_id', '_id'),

@@ -57,15 +57,21 @@ export async function listSales(deps: SalesDeps, tenant: string, request: pb.Lis
  * The legacy read: the records of one sale type with sell_date in [start_date, start_date +
  * duration_days), by id after `after_id`, with the window's counts for the legacy wrapper.
  */
-export async function listLegacySales(deps: SalesDeps, tenant: string, request: pb.ListLegacySalesRequest): Promise<pb.ListLegacySalesResponse> {
+export async function listLegacySales(
+  deps: SalesDeps,
+  tenant: string,
+  request: pb.ListLegacySalesRequest,
+): Promise<pb.ListLegacySalesResponse> {
   const check = new FieldCheck();
   check.name('sale_type_name', request.sale_type_name);
   check.date('start_date', request.start_date);
-  if (!Number.isSafeInteger(request.duration_days) || request.duration_days < 1) check.add('duration', 'The duration field must be at least 1.');
+  if (!Number.isSafeInteger(request.duration_days) || request.duration_days < 1)
+    check.add('duration', 'The duration field must be at least 1.');
   if (!Number.isSafeInteger(request.limit) || request.limit < 1 || request.limit > MAX_PER_PAGE) {
     check.add('pagination_count', `The pagination count field must be between 1 and ${MAX_PER_PAGE}.`);
   }
-  if (!Number.isSafeInteger(request.after_id) || request.after_id < 0) check.add('current_index', 'The current index field must be at least 0.');
+  if (!Number.isSafeInteger(request.after_id) || request.after_id < 0)
+    check.add('current_index', 'The current index field must be at least 0.');
   check.done();
   const resolved = await deps.clients.reference.resolveNames({
     items: [],
@@ -101,7 +107,14 @@ function checkSalesRows(rows: readonly pb.SalesRow[]): void {
   const check = new FieldCheck();
   rows.forEach((row, i) => {
     const at = (field: string) => `rows.${i}.${field}`;
-    for (const field of ['item_customer_group_id', 'item_id', 'customer_group_id', 'sale_type_id', 'timing_interval_id', 'uom_id'] as const) {
+    for (const field of [
+      'item_customer_group_id',
+      'item_id',
+      'customer_group_id',
+      'sale_type_id',
+      'timing_interval_id',
+      'uom_id',
+    ] as const) {
       check.id(at(field), row[field]);
     }
     for (const field of ['item_name', 'customer_group_name', 'sale_type_name', 'timing_interval_span', 'uom_name', 'uom_abbr'] as const) {
@@ -126,7 +139,11 @@ export async function applySales(deps: SalesDeps, tenant: string, request: pb.Ap
   });
 }
 
-export async function deleteSalesOutsideLoad(deps: SalesDeps, tenant: string, request: pb.DeleteSalesOutsideLoadRequest): Promise<pb.DeleteResult> {
+export async function deleteSalesOutsideLoad(
+  deps: SalesDeps,
+  tenant: string,
+  request: pb.DeleteSalesOutsideLoadRequest,
+): Promise<pb.DeleteResult> {
   if (request.sale_type_ids.length === 0 && request.customer_group_ids.length === 0) {
     throw new ValidationError({ scope: ['A replace needs a scope: sale_type_ids or customer_group_ids.'] });
   }

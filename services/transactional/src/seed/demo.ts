@@ -40,7 +40,10 @@ const listRequest = (page: number, perPage: number): ref.ListRequest => ({
 });
 
 /** Every record of an offset-paginated reference list. */
-async function listAll<R>(list: (request: ref.ListRequest) => Promise<{ records: R[]; page?: ref.OffsetPage }>, perPage: number): Promise<R[]> {
+async function listAll<R>(
+  list: (request: ref.ListRequest) => Promise<{ records: R[]; page?: ref.OffsetPage }>,
+  perPage: number,
+): Promise<R[]> {
   const all: R[] = [];
   for (let page = 1; ; page++) {
     const res = await list(listRequest(page, perPage));
@@ -72,7 +75,10 @@ async function seedTenant(deps: SeedDeps, tenant: string): Promise<boolean> {
     listAll((request) => reference.listCustomerGroups(request, call), 100),
     listAll((request) => reference.listUoms(request, call), 100),
     listAll((request) => reference.listItemLocations(request, call), 100),
-    reference.resolveNames({ items: [], customer_groups: [], sale_types: ['History'], timing_intervals: ['week'], uoms: [], locations: [] }, call),
+    reference.resolveNames(
+      { items: [], customer_groups: [], sale_types: ['History'], timing_intervals: ['week'], uoms: [], locations: [] },
+      call,
+    ),
   ]);
   const historyId = names.sale_types?.ids[0] ?? 0;
   const weekId = names.timing_intervals?.ids[0] ?? 0;
@@ -91,7 +97,9 @@ async function seedTenant(deps: SeedDeps, tenant: string): Promise<boolean> {
   const accountOf = (name: string) => partnerItems.get(name.toLowerCase());
   const sharedGroups = groups.filter((group) => !accountOf(group.name));
   const pairs = items.flatMap((item, i) => sharedGroups.map((group, g) => ({ item, group, i, g, partner: false })));
-  const partnerPairs = groups.flatMap((group) => items.flatMap((item, i) => (accountOf(group.name)?.has(item.id) ? [{ item, group, i, g: 0, partner: true }] : [])));
+  const partnerPairs = groups.flatMap((group) =>
+    items.flatMap((item, i) => (accountOf(group.name)?.has(item.id) ? [{ item, group, i, g: 0, partner: true }] : [])),
+  );
   const allPairs = [...pairs, ...partnerPairs];
   const combinationIds: number[] = [];
   for (const chunk of chunks(allPairs, MAX_BULK)) {

@@ -58,7 +58,12 @@ export class IdempotentAnswers {
       throw new AppError('invalid_argument', 'An answer to keep has an HTTP status, or 0 for none.');
     }
     checkHeaders(answer.headers_json);
-    const stored: StoredAnswer = { kind: 'answer', status: answer.status, headers_json: answer.headers_json || '{}', body_json: answer.body_json };
+    const stored: StoredAnswer = {
+      kind: 'answer',
+      status: answer.status,
+      headers_json: answer.headers_json || '{}',
+      body_json: answer.body_json,
+    };
     // The fingerprint was fixed by the claim. A claim no longer held (taken over after it was
     // abandoned) keeps nothing: the key belongs to the later request.
     await this.keys.complete(held, stored);

@@ -58,7 +58,10 @@ describe('idempotency keys', () => {
     assert.deepEqual(await keys.claim(alice, 'k4', 'fp-file', later, recover), { kind: 'replay', answer: { job: 42 } });
     assert.deepEqual(asked, [first.kind === 'claimed' ? first.claimId : '']);
     // Kept now: a later repeat replays without asking again, and another request with the key is refused.
-    assert.deepEqual(await keys.claim(alice, 'k4', 'fp-file', later + 1, async () => assert.fail('asked again')), { kind: 'replay', answer: { job: 42 } });
+    assert.deepEqual(await keys.claim(alice, 'k4', 'fp-file', later + 1, async () => assert.fail('asked again')), {
+      kind: 'replay',
+      answer: { job: 42 },
+    });
     await assert.rejects(keys.claim(alice, 'k4', 'fp-another', later + 2), ValidationError);
     // The first request's own late completion changes nothing.
     if (first.kind === 'claimed') assert.equal(await keys.complete(first, { job: 99 }), false);

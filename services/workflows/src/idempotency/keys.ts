@@ -32,7 +32,10 @@ export function keyOwnerOf(ctx: CallContext): KeyOwner {
   const tenant = ctx.requireTenant();
   const principal = ctx.principal;
   if (!principal || principal.tenant !== tenant || !Number.isSafeInteger(principal.userId)) {
-    throw new AppError('unauthenticated', 'An Idempotency-Key belongs to a user: this call needs the x-principal of the token it acts for.');
+    throw new AppError(
+      'unauthenticated',
+      'An Idempotency-Key belongs to a user: this call needs the x-principal of the token it acts for.',
+    );
   }
   return { tenant, userId: principal.userId };
 }

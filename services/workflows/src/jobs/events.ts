@@ -32,7 +32,14 @@ const externalEvent = z.discriminatedUnion('type', [
     errors: z.array(rowError).max(1000).optional(),
     errors_count: z.number().int().min(0).optional(),
   }),
-  z.object({ type: z.literal('finished'), job_id: z.number().int(), tenant: z.string(), status: z.string().optional(), message: z.string().max(4096).optional(), parts: z.number().int().min(0).max(1_000_000).optional() }),
+  z.object({
+    type: z.literal('finished'),
+    job_id: z.number().int(),
+    tenant: z.string(),
+    status: z.string().optional(),
+    message: z.string().max(4096).optional(),
+    parts: z.number().int().min(0).max(1_000_000).optional(),
+  }),
 ]);
 
 const SYNC_TYPES = new Set(['chunk_validated', 'chunk_applied', 'chunk_failed', 'scope_deleted']);

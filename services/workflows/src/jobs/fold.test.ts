@@ -79,12 +79,25 @@ describe('job events fold', () => {
   it('ends partially_succeeded when some rows failed, failed when none loaded', () => {
     const some = fold(job({}), [applied(0, 1000, { created: 990, failed: 10 }), applied(1, 1000), applied(2, 500)]);
     assert.equal(some.status, 'partially_succeeded');
-    const none = fold(job({}), [applied(0, 1000, { created: 0, failed: 1000 }), applied(1, 1000, { created: 0, failed: 1000 }), applied(2, 500, { created: 0, failed: 500 })]);
+    const none = fold(job({}), [
+      applied(0, 1000, { created: 0, failed: 1000 }),
+      applied(1, 1000, { created: 0, failed: 1000 }),
+      applied(2, 500, { created: 0, failed: 500 }),
+    ]);
     assert.equal(none.status, 'failed');
   });
 
   it('all or nothing: invalid rows end the job failed after validation, a clean load moves on to applying', () => {
-    const validated = (seq: number, invalid: number): JobEvent => ({ job_id: 7, tenant: 'demo', type: 'chunk_validated', seq, rows: 1000, invalid_rows: invalid, errors: [], errors_count: invalid });
+    const validated = (seq: number, invalid: number): JobEvent => ({
+      job_id: 7,
+      tenant: 'demo',
+      type: 'chunk_validated',
+      seq,
+      rows: 1000,
+      invalid_rows: invalid,
+      errors: [],
+      errors_count: invalid,
+    });
     const start = job({ phase: 'validating', dispatched: 'validating' });
     const failed = fold(start, [validated(0, 0), validated(1, 2), validated(2, 0)]);
     assert.equal(failed.status, 'failed');
@@ -102,11 +115,22 @@ describe('job events fold', () => {
     const deleting = fold(start, [applied(0, 1000), applied(1, 1000), applied(2, 500)]);
     assert.equal(deleting.sync!.phase, 'deleting');
     assert.equal(deleting.status, 'running');
-    const done = fold(deleting, [{ job_id: 7, tenant: 'demo', type: 'scope_deleted', deleted: 42 }, { job_id: 7, tenant: 'demo', type: 'scope_deleted', deleted: 0 }]);
+    const done = fold(deleting, [
+      { job_id: 7, tenant: 'demo', type: 'scope_deleted', deleted: 42 },
+      { job_id: 7, tenant: 'demo', type: 'scope_deleted', deleted: 0 },
+    ]);
     assert.equal(done.status, 'succeeded');
     assert.equal(done.result.deleted, 42);
 
-    const lost: JobEvent = { job_id: 7, tenant: 'demo', type: 'chunk_failed', seq: 1, step: 'load', rows: 1000, message: 'Chunk 1 failed.' };
+    const lost: JobEvent = {
+      job_id: 7,
+      tenant: 'demo',
+      type: 'chunk_failed',
+      seq: 1,
+      step: 'load',
+      rows: 1000,
+      message: 'Chunk 1 failed.',
+    };
     const partial = fold(start, [applied(0, 1000), lost, applied(1, 1000), applied(2, 500)]);
     assert.equal(partial.status, 'partially_succeeded');
     assert.deepEqual(partial.result, { ...ZERO_COUNTS, created: 1500, failed: 1000 });
@@ -114,14 +138,34 @@ describe('job events fold', () => {
   });
 
   it('names a dead-lettered chunk in errors[] with its first row and the reason', () => {
-    const lost: JobEvent = { job_id: 7, tenant: 'demo', type: 'chunk_failed', seq: 2, step: 'load', rows: 1000, first_row: 2000, message: 'Chunk 2 (rows 2000-2999) was not loaded: a service it depends on stayed unavailable for the whole outage window. It went to the dead-letter queue.' };
+    const lost: JobEvent = {
+      job_id: 7,
+      tenant: 'demo',
+      type: 'chunk_failed',
+      seq: 2,
+      step: 'load',
+      rows: 1000,
+      first_row: 2000,
+      message:
+        'Chunk 2 (rows 2000-2999) was not loaded: a service it depends on stayed unavailable for the whole outage window. It went to the dead-letter queue.',
+    };
     const failed = fold(job({}), [lost]);
     assert.deepEqual(failed.errors, [{ row: 2000, field: 'chunk.2', message: lost.message }]);
     assert.equal(failed.errors_count, 1);
   });
 
   it('counts the rows a failed chunk did commit as written, only the rest as failed', () => {
-    const lost: JobEvent = { job_id: 7, tenant: 'demo', type: 'chunk_failed', seq: 1, step: 'load', rows: 1000, first_row: 1000, message: 'x', committed: { created: 600, updated: 100 } };
+    const lost: JobEvent = {
+      job_id: 7,
+      tenant: 'demo',
+      type: 'chunk_failed',
+      seq: 1,
+      step: 'load',
+      rows: 1000,
+      first_row: 1000,
+      message: 'x',
+      committed: { created: 600, updated: 100 },
+    };
     const done = fold(job({}), [applied(0, 1000), lost, applied(2, 500)]);
     assert.equal(done.status, 'partially_succeeded');
     assert.deepEqual(done.result, { ...ZERO_COUNTS, created: 2100, updated: 100, failed: 300 });
@@ -129,7 +173,8 @@ describe('job events fold', () => {
   });
 
   it('keeps the first 1000 errors by row, whatever order chunks report them in', () => {
-    const errs = (from: number, n: number) => Array.from({ length: n }, (_, i) => ({ row: from + i, field: `data.${from + i}.quantity`, message: 'x' }));
+    const errs = (from: number, n: number) =>
+      Array.from({ length: n }, (_, i) => ({ row: from + i, field: `data.${from + i}.quantity`, message: 'x' }));
     const kept = mergeErrors(mergeErrors([], errs(1500, 600)), errs(0, 600));
     assert.equal(kept.length, 1000);
     assert.equal(kept[0]!.row, 0);
@@ -142,7 +187,14 @@ describe('job events fold', () => {
       ext({ type: 'started', total: 3 }),
       ext({ type: 'part', part: 'series-1', processed: 2, result: { created: 2 } }),
       ext({ type: 'part', part: 'series-1', processed: 2, result: { created: 2 } }),
-      ext({ type: 'part', part: 'series-2', processed: 1, result: { failed: 1 }, errors: [{ row: 2, field: 'item', message: 'no history' }], errors_count: 1 }),
+      ext({
+        type: 'part',
+        part: 'series-2',
+        processed: 1,
+        result: { failed: 1 },
+        errors: [{ row: 2, field: 'item', message: 'no history' }],
+        errors_count: 1,
+      }),
     ]);
     assert.equal(j.status, 'running');
     assert.deepEqual(j.progress, { processed: 3, total: 3 });
@@ -165,13 +217,26 @@ describe('job events fold', () => {
     assert.equal(early.finished_at, null);
     const two = foldJobEvent(early, ext({ type: 'part', part: 'chunk-1', processed: 1, result: { failed: 1 } }), NOW)!;
     assert.equal(two.status, 'running');
-    assert.equal(foldJobEvent(two, ext({ type: 'part', part: 'chunk-1', processed: 1 }), NOW), null, 'a redelivered part does not count twice');
+    assert.equal(
+      foldJobEvent(two, ext({ type: 'part', part: 'chunk-1', processed: 1 }), NOW),
+      null,
+      'a redelivered part does not count twice',
+    );
     const done = foldJobEvent(two, ext({ type: 'part', part: 'chunk-2', processed: 1, result: { created: 1 } }), NOW)!;
-    assert.deepEqual([done.status, done.message, done.progress.processed, done.result.created, done.result.failed], ['partially_succeeded', 'Two of three.', 3, 2, 1]);
+    assert.deepEqual(
+      [done.status, done.message, done.progress.processed, done.result.created, done.result.failed],
+      ['partially_succeeded', 'Two of three.', 3, 2, 1],
+    );
     assert.equal(done.finished_at, NOW);
-    const derived = fold(job(null, 0), [ext({ type: 'finished', parts: 1 }), ext({ type: 'part', part: 'x', processed: 1, result: { created: 1 } })]);
+    const derived = fold(job(null, 0), [
+      ext({ type: 'finished', parts: 1 }),
+      ext({ type: 'part', part: 'x', processed: 1, result: { created: 1 } }),
+    ]);
     assert.equal(derived.status, 'succeeded', 'an unnamed status is derived from the counts when the last part lands');
-    const all = fold(job(null, 0), [ext({ type: 'part', part: 'x', processed: 1, result: { created: 1 } }), ext({ type: 'finished', parts: 1 })]);
+    const all = fold(job(null, 0), [
+      ext({ type: 'part', part: 'x', processed: 1, result: { created: 1 } }),
+      ext({ type: 'finished', parts: 1 }),
+    ]);
     assert.equal(all.status, 'succeeded', 'every part already counted: finished at once');
   });
 
@@ -185,8 +250,15 @@ describe('job events fold', () => {
     assert.equal(early.status, 'succeeded');
     const late = foldJobEvent(early, ext({ type: 'part', part: 'b', processed: 1, result: { failed: 1 } }), NOW)!;
     assert.deepEqual([late.status, late.progress.processed, late.result.failed], ['partially_succeeded', 2, 1]);
-    assert.equal(foldJobEvent(late, ext({ type: 'part', part: 'b', processed: 1, result: { failed: 1 } }), NOW), null, 'still counted once');
-    const named = fold(job(null, 0), [ext({ type: 'finished', status: 'failed' }), ext({ type: 'part', part: 'c', processed: 1, result: { created: 1 } })]);
+    assert.equal(
+      foldJobEvent(late, ext({ type: 'part', part: 'b', processed: 1, result: { failed: 1 } }), NOW),
+      null,
+      'still counted once',
+    );
+    const named = fold(job(null, 0), [
+      ext({ type: 'finished', status: 'failed' }),
+      ext({ type: 'part', part: 'c', processed: 1, result: { created: 1 } }),
+    ]);
     assert.deepEqual([named.status, named.result.created], ['failed', 1], 'a reported status stays');
   });
 });
@@ -209,11 +281,29 @@ describe('a job ended as stalled', () => {
     assert.match(ended.message ?? '', /^Stalled: no part of this job was reported for 660 s .*Nothing was deleted/);
     const late = foldJobEvent(
       ended,
-      { job_id: 7, tenant: 'demo', type: 'chunk_failed', seq: 1, step: 'load', rows: 1000, first_row: 1000, message: 'Chunk 1 was not loaded.', committed: { created: 400 } },
+      {
+        job_id: 7,
+        tenant: 'demo',
+        type: 'chunk_failed',
+        seq: 1,
+        step: 'load',
+        rows: 1000,
+        first_row: 1000,
+        message: 'Chunk 1 was not loaded.',
+        committed: { created: 400 },
+      },
       LATER,
     )!;
     assert.deepEqual(late.result, { ...ZERO_COUNTS, created: 1400, failed: 1100 });
     assert.equal(late.progress.processed, 2000);
-    assert.equal(foldJobEvent(late, { job_id: 7, tenant: 'demo', type: 'chunk_validated', seq: 2, rows: 500, invalid_rows: 0, errors: [], errors_count: 0 }, LATER), null, 'only load and apply reports count late');
+    assert.equal(
+      foldJobEvent(
+        late,
+        { job_id: 7, tenant: 'demo', type: 'chunk_validated', seq: 2, rows: 500, invalid_rows: 0, errors: [], errors_count: 0 },
+        LATER,
+      ),
+      null,
+      'only load and apply reports count late',
+    );
   });
 });

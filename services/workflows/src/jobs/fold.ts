@@ -44,9 +44,7 @@ function isFinished(job: JobDoc): boolean {
 /** Keeps the first MAX_JOB_ERRORS errors by row (then field), whatever order chunks finish in. */
 export function mergeErrors(kept: RowErrorRecord[], more: RowErrorRecord[]): RowErrorRecord[] {
   if (more.length === 0) return kept;
-  return [...kept, ...more]
-    .sort((a, b) => a.row - b.row || (a.field < b.field ? -1 : a.field > b.field ? 1 : 0))
-    .slice(0, MAX_JOB_ERRORS);
+  return [...kept, ...more].sort((a, b) => a.row - b.row || (a.field < b.field ? -1 : a.field > b.field ? 1 : 0)).slice(0, MAX_JOB_ERRORS);
 }
 
 function addCounts(into: JobCounts, more: Partial<JobCounts> | undefined): void {

@@ -89,7 +89,10 @@ export class JobRecords {
       const next = change(current);
       if (!next) return { job: current, changed: false };
       const { _id, version: _version, ...fields } = next;
-      const written = await this.jobs.updateOne({ _id: id, version: current.version }, { $set: { ...fields, version: current.version + 1 } });
+      const written = await this.jobs.updateOne(
+        { _id: id, version: current.version },
+        { $set: { ...fields, version: current.version + 1 } },
+      );
       if (written.matched === 1) return { job: { ...next, version: current.version + 1 }, changed: true };
     }
     throw new Error(`job ${id} kept changing under ${MAX_CAS_ATTEMPTS} write attempts`);

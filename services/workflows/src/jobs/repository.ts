@@ -91,8 +91,21 @@ export function openJobs(store: Store): Promise<Jobs> {
     name: 'jobs',
     autoIncrement: true,
     indexes: [
-      { name: 'tenant_status', keys: [['tenant', 1], ['status', 1], ['_id', 1]] },
-      { name: 'status', keys: [['status', 1], ['_id', 1]] },
+      {
+        name: 'tenant_status',
+        keys: [
+          ['tenant', 1],
+          ['status', 1],
+          ['_id', 1],
+        ],
+      },
+      {
+        name: 'status',
+        keys: [
+          ['status', 1],
+          ['_id', 1],
+        ],
+      },
     ],
   });
 }

@@ -26,14 +26,31 @@ function system() {
       { id: 72, item_id: 12, customer_group_id: 21 },
     ],
   });
-  const applies: Array<{ method: string; request: { rows: Array<{ item_id: number }>; dry_run: boolean; refuse_creates: boolean; refuse_updates: boolean } }> = [];
+  const applies: Array<{
+    method: string;
+    request: { rows: Array<{ item_id: number }>; dry_run: boolean; refuse_creates: boolean; refuse_updates: boolean };
+  }> = [];
   const apply = (method: string) => async (request: (typeof applies)[number]['request']) => {
     applies.push({ method, request });
-    const outcomes = request.rows.map((r) => (r.item_id === 11 ? tx.ApplyOutcome.APPLY_OUTCOME_UPDATED : tx.ApplyOutcome.APPLY_OUTCOME_CREATED));
+    const outcomes = request.rows.map((r) =>
+      r.item_id === 11 ? tx.ApplyOutcome.APPLY_OUTCOME_UPDATED : tx.ApplyOutcome.APPLY_OUTCOME_CREATED,
+    );
     const created = request.dry_run ? 0 : outcomes.filter((o) => o === tx.ApplyOutcome.APPLY_OUTCOME_CREATED).length;
-    return { created, updated: request.dry_run ? 0 : outcomes.length - created, unchanged: 0, rejected: 0, outcomes, already_created: 0, already_updated: 0, already_unchanged: 0 };
+    return {
+      created,
+      updated: request.dry_run ? 0 : outcomes.length - created,
+      unchanged: 0,
+      rejected: 0,
+      outcomes,
+      already_created: 0,
+      already_updated: 0,
+      already_unchanged: 0,
+    };
   };
-  const clients = { reference: reference.reference, transactional: { applySales: apply('applySales'), applyInventory: apply('applyInventory') } } as unknown as Clients;
+  const clients = {
+    reference: reference.reference,
+    transactional: { applySales: apply('applySales'), applyInventory: apply('applyInventory') },
+  } as unknown as Clients;
   return { processor: new ChunkProcessor(clients), applies };
 }
 
@@ -51,8 +68,22 @@ function context(spec: EntitySpec, allowCreation: boolean): LoadContext {
 }
 
 const chunkOf = (rows: unknown[]): ChunkDoc => ({ _id: 'upload:0', upload: 'upload', seq: 0, first_row: 0, rows });
-const inventoryRow = (item: string) => ({ item_name: item, location_name: 'DC-East', inventory_date: '2026-02-01', quantity: 1, uom: 'ea' });
-const salesRow = (item: string) => ({ sale_type_name: 'History', item_name: item, customer_group_name: 'Retail', sell_date: '2026-01-05', timing_interval: 'week', quantity: 1, uom: 'ea' });
+const inventoryRow = (item: string) => ({
+  item_name: item,
+  location_name: 'DC-East',
+  inventory_date: '2026-02-01',
+  quantity: 1,
+  uom: 'ea',
+});
+const salesRow = (item: string) => ({
+  sale_type_name: 'History',
+  item_name: item,
+  customer_group_name: 'Retail',
+  sell_date: '2026-01-05',
+  timing_interval: 'week',
+  quantity: 1,
+  uom: 'ea',
+});
 
 describe('a sync chunk', () => {
   it('inventory without allow_record_creation: a row that would create a record is refused, one that updates is applied', async () => {
@@ -65,10 +96,15 @@ describe('a sync chunk', () => {
       {
         row: 0,
         field: 'data.0',
-        message: 'The data.0 row is refused: No inventory record with this item, location, bin, lot and inventory date exists, and allow_record_creation is false.',
+        message:
+          'The data.0 row is refused: No inventory record with this item, location, bin, lot and inventory date exists, and allow_record_creation is false.',
       },
     ]);
-    assert.deepEqual(applies.map((a) => [a.method, a.request.dry_run]), [['applyInventory', true]], 'planning writes nothing');
+    assert.deepEqual(
+      applies.map((a) => [a.method, a.request.dry_run]),
+      [['applyInventory', true]],
+      'planning writes nothing',
+    );
 
     const done = await processor.apply(ctx, chunk, plan, resolved);
     assert.deepEqual(done, { created: 0, updated: 1, unchanged: 0, rejected: 0 });

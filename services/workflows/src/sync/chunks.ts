@@ -85,7 +85,16 @@ export class ChunkProcessor {
         input = recordToRow(raw as unknown[], ctx.columns);
         if (input === null) {
           const cells = (raw as unknown[]).length;
-          errors.add([{ row: position, field: path, message: `The ${path} record has ${cells} ${cells === 1 ? 'field' : 'fields'}; the header has ${ctx.columns.length}.` }], position);
+          errors.add(
+            [
+              {
+                row: position,
+                field: path,
+                message: `The ${path} record has ${cells} ${cells === 1 ? 'field' : 'fields'}; the header has ${ctx.columns.length}.`,
+              },
+            ],
+            position,
+          );
           return;
         }
       }
@@ -105,13 +114,25 @@ export class ChunkProcessor {
   }
 
   /** Resolves the names of checked rows in bulk; rows naming something unknown become errors. */
-  private async resolve(ctx: LoadContext, checked: Array<{ position: number; row: CheckedRow }>, errors: ChunkErrors): Promise<Map<number, ResolvedRow>> {
+  private async resolve(
+    ctx: LoadContext,
+    checked: Array<{ position: number; row: CheckedRow }>,
+    errors: ChunkErrors,
+  ): Promise<Map<number, ResolvedRow>> {
     const resolved = new Map<number, ResolvedRow>();
     if (checked.length === 0) return resolved;
     const fields = ctx.spec.names;
     const names = this.names.of(ctx.load_id);
     await names.resolve(
-      Object.fromEntries(fields.map(([field, kind]) => [kind, distinctOf(checked.map((c) => c.row), field)])),
+      Object.fromEntries(
+        fields.map(([field, kind]) => [
+          kind,
+          distinctOf(
+            checked.map((c) => c.row),
+            field,
+          ),
+        ]),
+      ),
       ctx.call,
     );
     const known = checked.filter(({ position, row }) => {
@@ -132,7 +153,11 @@ export class ChunkProcessor {
     return resolved;
   }
 
-  private applyRows(ctx: LoadContext, rows: TxRow[], flags: { dry_run: boolean; refuse_creates: boolean; refuse_updates: boolean; apply_id?: string }): Promise<tx.ApplyResult> {
+  private applyRows(
+    ctx: LoadContext,
+    rows: TxRow[],
+    flags: { dry_run: boolean; refuse_creates: boolean; refuse_updates: boolean; apply_id?: string },
+  ): Promise<tx.ApplyResult> {
     return ctx.spec.apply(this.clients, ctx.load_id, rows, flags, ctx.call);
   }
 
@@ -145,7 +170,11 @@ export class ChunkProcessor {
     const existing = [...resolved.values()].filter((r) => !r.pair);
     for (const r of resolved.values()) if (r.pair) outcomes.set(r.position, 'create');
     if (existing.length > 0) {
-      const dry = await this.applyRows(ctx, existing.map((r) => r.row), { dry_run: true, refuse_creates: false, refuse_updates: false });
+      const dry = await this.applyRows(
+        ctx,
+        existing.map((r) => r.row),
+        { dry_run: true, refuse_creates: false, refuse_updates: false },
+      );
       existing.forEach((r, i) => outcomes.set(r.position, OUTCOME[dry.outcomes[i]!] ?? 'create'));
     }
     for (const [position, outcome] of outcomes) {
@@ -166,7 +195,7 @@ export class ChunkProcessor {
       plan: {
         outcomes: chunk.rows.map((_, i) => {
           const position = chunk.first_row + i;
-          return errors.invalid.has(position) ? 'invalid' : outcomes.get(position) ?? 'invalid';
+          return errors.invalid.has(position) ? 'invalid' : (outcomes.get(position) ?? 'invalid');
         }),
         errors: list.slice(0, MAX_JOB_ERRORS),
         errors_count: list.length,
@@ -211,8 +240,17 @@ export class ChunkProcessor {
       const ensured = await this.clients.reference.ensureItemCustomerGroups({ keys: missing.map((w) => w.pair!) }, ctx.call);
       missing.forEach((w, i) => ((w.row as tx.SalesRow).item_customer_group_id = ensured.ids[i]!));
     }
-    const result = await this.applyRows(ctx, writes.map((w) => w.row), this.applyFlags(ctx, chunk, false));
-    return { created: Number(result.created), updated: Number(result.updated), unchanged: Number(result.unchanged), rejected: Number(result.rejected) };
+    const result = await this.applyRows(
+      ctx,
+      writes.map((w) => w.row),
+      this.applyFlags(ctx, chunk, false),
+    );
+    return {
+      created: Number(result.created),
+      updated: Number(result.updated),
+      unchanged: Number(result.unchanged),
+      rejected: Number(result.rejected),
+    };
   }
 
   /** What earlier attempts at this chunk committed, writing nothing (a chunk given up on may be part written). */
@@ -220,8 +258,17 @@ export class ChunkProcessor {
     // Rows of combinations not created yet cannot have been written.
     const writes = (await this.writesOf(ctx, chunk, plan)).filter((w) => !w.pair);
     if (writes.length === 0) return { created: 0, updated: 0, unchanged: 0, rejected: 0 };
-    const result = await this.applyRows(ctx, writes.map((w) => w.row), this.applyFlags(ctx, chunk, true));
-    return { created: Number(result.already_created), updated: Number(result.already_updated), unchanged: Number(result.already_unchanged), rejected: 0 };
+    const result = await this.applyRows(
+      ctx,
+      writes.map((w) => w.row),
+      this.applyFlags(ctx, chunk, true),
+    );
+    return {
+      created: Number(result.already_created),
+      updated: Number(result.already_updated),
+      unchanged: Number(result.already_unchanged),
+      rejected: 0,
+    };
   }
 }
 

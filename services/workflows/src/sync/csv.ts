@@ -37,7 +37,13 @@ export class CsvRecords {
 
   constructor() {
     // Both line ends, even mixed in one file (csv-parse otherwise keeps the first one it sees).
-    this.parser = parse({ bom: true, record_delimiter: ['\r\n', '\n'], relax_column_count: true, skip_empty_lines: true, max_record_size: 64 * 1024 });
+    this.parser = parse({
+      bom: true,
+      record_delimiter: ['\r\n', '\n'],
+      relax_column_count: true,
+      skip_empty_lines: true,
+      max_record_size: 64 * 1024,
+    });
     // Spreadsheets pad cells with spaces; no field of a row means anything by them.
     this.parser.on('data', (record: string[]) => this.ready.push(record.map((cell) => cell.trim())));
     this.parser.on('error', (err) => {
@@ -83,7 +89,10 @@ export class CsvRecords {
 
 /** How a header cell names a field when headers need not match exactly: case, spaces and dashes aside. */
 function looseName(cell: string): string {
-  return cell.trim().toLowerCase().replace(/[\s-]+/g, '_');
+  return cell
+    .trim()
+    .toLowerCase()
+    .replace(/[\s-]+/g, '_');
 }
 
 /**
@@ -91,7 +100,8 @@ function looseName(cell: string): string {
  * the header: exactly the field names with `headers_match_exactly`, loosely otherwise.
  */
 export function columnsFor(spec: EntitySpec, header: string[], options: FileOptions): Array<string | null> {
-  if (header.length > MAX_COLUMNS) throw fileError(`The file's header row has ${header.length} columns; a file may have at most ${MAX_COLUMNS}.`);
+  if (header.length > MAX_COLUMNS)
+    throw fileError(`The file's header row has ${header.length} columns; a file may have at most ${MAX_COLUMNS}.`);
   if (options.field_mappings) {
     if (options.field_mappings.length > header.length) {
       throw new ValidationError({
@@ -103,7 +113,11 @@ export function columnsFor(spec: EntitySpec, header: string[], options: FileOpti
   const problems: string[] = [];
   const seen = new Map<string, number>();
   const columns = header.map((cell, i): string | null => {
-    const field = options.headers_match_exactly ? (spec.fields.includes(cell) ? cell : null) : spec.fields.find((f) => f === looseName(cell)) ?? null;
+    const field = options.headers_match_exactly
+      ? spec.fields.includes(cell)
+        ? cell
+        : null
+      : (spec.fields.find((f) => f === looseName(cell)) ?? null);
     if (field === null) {
       if (options.headers_match_exactly) problems.push(`unknown column "${cell}"`);
       return null;

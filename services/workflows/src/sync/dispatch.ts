@@ -71,6 +71,8 @@ export class Dispatcher {
     const sync = job.sync!;
     if (sync.lock) await this.locks.release(sync.lock, job._id);
     await discardUpload(this.staging, sync.upload);
-    await this.jobs.update(job._id, (current) => (current.sync && !current.sync.cleaned ? { ...current, sync: { ...current.sync, cleaned: true } } : null));
+    await this.jobs.update(job._id, (current) =>
+      current.sync && !current.sync.cleaned ? { ...current, sync: { ...current.sync, cleaned: true } } : null,
+    );
   }
 }

@@ -20,7 +20,13 @@ function rawKey(spec: EntitySpec, row: unknown): string | null {
  * that holds it (the worker reports it as an error). Holds one entry per distinct key,
  * which the request limits bound (10,000 JSON rows, a 10240 KB file).
  */
-export async function markDuplicates(staging: Staging, spec: EntitySpec, upload: string, chunks: number, columns: Array<string | null> | null): Promise<number> {
+export async function markDuplicates(
+  staging: Staging,
+  spec: EntitySpec,
+  upload: string,
+  chunks: number,
+  columns: Array<string | null> | null,
+): Promise<number> {
   const firstAt = new Map<string, number>();
   let marked = 0;
   for await (const chunk of stagedChunks(staging, upload, chunks)) {

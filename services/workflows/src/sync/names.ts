@@ -16,7 +16,10 @@ export interface NamedRef {
   abbreviation: string;
 }
 
-const LOOKUP_FIELD: Record<NameKind, 'item_ids' | 'customer_group_ids' | 'sale_type_ids' | 'timing_interval_ids' | 'uom_ids' | 'location_ids'> = {
+const LOOKUP_FIELD: Record<
+  NameKind,
+  'item_ids' | 'customer_group_ids' | 'sale_type_ids' | 'timing_interval_ids' | 'uom_ids' | 'location_ids'
+> = {
   items: 'item_ids',
   customer_groups: 'customer_group_ids',
   sale_types: 'sale_type_ids',
@@ -68,7 +71,14 @@ export class LoadNames {
 
   private async fetch(missing: Record<NameKind, string[]>, call: CallOverrides): Promise<void> {
     const resolved = await this.clients.reference.resolveNames(missing, call);
-    const lookup = { item_ids: [] as number[], customer_group_ids: [] as number[], sale_type_ids: [] as number[], timing_interval_ids: [] as number[], uom_ids: [] as number[], location_ids: [] as number[] };
+    const lookup = {
+      item_ids: [] as number[],
+      customer_group_ids: [] as number[],
+      sale_type_ids: [] as number[],
+      timing_interval_ids: [] as number[],
+      uom_ids: [] as number[],
+      location_ids: [] as number[],
+    };
     const learnt: Array<[string, number]> = [];
     for (const kind of NAME_KINDS) {
       missing[kind].forEach((name, i) => {
@@ -98,8 +108,17 @@ export class LoadNames {
   }
 
   /** Item-customer-group combination ids of these pairs (0 where none exists yet). */
-  async combinations(pairs: Array<{ item_id: number; customer_group_id: number }>, call: CallOverrides): Promise<(pair: { item_id: number; customer_group_id: number }) => number> {
-    const unknown = [...new Map(pairs.filter((p) => !this.combos.has(pairKey(p.item_id, p.customer_group_id))).map((p) => [pairKey(p.item_id, p.customer_group_id), p])).values()];
+  async combinations(
+    pairs: Array<{ item_id: number; customer_group_id: number }>,
+    call: CallOverrides,
+  ): Promise<(pair: { item_id: number; customer_group_id: number }) => number> {
+    const unknown = [
+      ...new Map(
+        pairs
+          .filter((p) => !this.combos.has(pairKey(p.item_id, p.customer_group_id)))
+          .map((p) => [pairKey(p.item_id, p.customer_group_id), p]),
+      ).values(),
+    ];
     if (unknown.length > 0) {
       const found = await this.clients.reference.getItemCustomerGroups({ ids: [], keys: unknown }, call);
       // Only existing ones are kept: a missing one may be created by another chunk of the load.

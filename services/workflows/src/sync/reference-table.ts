@@ -24,9 +24,20 @@ export interface ReferenceCall {
 }
 
 const KINDS: NameKind[] = ['items', 'customer_groups', 'sale_types', 'timing_intervals', 'uoms', 'locations'];
-const ID_FIELD = { items: 'item_ids', customer_groups: 'customer_group_ids', sale_types: 'sale_type_ids', timing_intervals: 'timing_interval_ids', uoms: 'uom_ids', locations: 'location_ids' } as const;
+const ID_FIELD = {
+  items: 'item_ids',
+  customer_groups: 'customer_group_ids',
+  sale_types: 'sale_type_ids',
+  timing_intervals: 'timing_interval_ids',
+  uoms: 'uom_ids',
+  locations: 'location_ids',
+} as const;
 
-export function referenceTable(table: ReferenceTable): { clients: Clients; calls: ReferenceCall[]; answering: { hold: Promise<void> | null } } {
+export function referenceTable(table: ReferenceTable): {
+  clients: Clients;
+  calls: ReferenceCall[];
+  answering: { hold: Promise<void> | null };
+} {
   const calls: ReferenceCall[] = [];
   const answering: { hold: Promise<void> | null } = { hold: null };
   const records = (kind: NameKind) => table[kind] ?? [];
@@ -36,7 +47,9 @@ export function referenceTable(table: ReferenceTable): { clients: Clients; calls
       if (answering.hold) await answering.hold;
       return Object.fromEntries(
         KINDS.map((kind) => {
-          const ids = (request[kind] ?? []).map((name) => records(kind).find((r) => [r.name, r.abbreviation].some((n) => n?.toLowerCase() === name.toLowerCase()))?.id ?? 0);
+          const ids = (request[kind] ?? []).map(
+            (name) => records(kind).find((r) => [r.name, r.abbreviation].some((n) => n?.toLowerCase() === name.toLowerCase()))?.id ?? 0,
+          );
           return [kind, { ids, unknown: (request[kind] ?? []).filter((_, i) => ids[i] === 0) }];
         }),
       );
@@ -54,7 +67,9 @@ export function referenceTable(table: ReferenceTable): { clients: Clients; calls
     },
     async getItemCustomerGroups(request: { keys: Array<{ item_id: number; customer_group_id: number }> }) {
       calls.push({ method: 'getItemCustomerGroups', request: structuredClone(request) });
-      const found = (table.combinations ?? []).filter((c) => request.keys.some((k) => k.item_id === c.item_id && k.customer_group_id === c.customer_group_id));
+      const found = (table.combinations ?? []).filter((c) =>
+        request.keys.some((k) => k.item_id === c.item_id && k.customer_group_id === c.customer_group_id),
+      );
       return { records: found };
     },
   };

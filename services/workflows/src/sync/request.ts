@@ -72,7 +72,14 @@ function fromJsonString(value: unknown): unknown {
   return jsonTooDeep(parsed, MAX_JSON_DEPTH) ? value : parsed;
 }
 
-function readBoolean(errors: Errors, source: Record<string, unknown>, key: string, path: string, fallback: boolean, required = false): boolean {
+function readBoolean(
+  errors: Errors,
+  source: Record<string, unknown>,
+  key: string,
+  path: string,
+  fallback: boolean,
+  required = false,
+): boolean {
   const value = source[key];
   if (value === undefined || value === null || value === '') {
     if (required) errors.add(path, `The ${path} field is required.`);
@@ -99,7 +106,11 @@ function readScope(errors: Errors, spec: EntitySpec, raw: unknown): Record<strin
     else scope[field] = v;
   }
   for (const field of Object.keys(value)) {
-    if (!Object.hasOwn(spec.scope, field)) errors.add(`scope.${field}`, `The scope.${field} field is prohibited; a ${spec.entity} scope takes ${Object.keys(spec.scope).join(' and ')}.`);
+    if (!Object.hasOwn(spec.scope, field))
+      errors.add(
+        `scope.${field}`,
+        `The scope.${field} field is prohibited; a ${spec.entity} scope takes ${Object.keys(spec.scope).join(' and ')}.`,
+      );
   }
   return Object.keys(scope).length > 0 ? scope : null;
 }
@@ -112,8 +123,20 @@ function readOptions(errors: Errors, raw: unknown): SyncOptions {
     return { ...DEFAULT_OPTIONS };
   }
   return {
-    allow_record_creation: readBoolean(errors, value, 'allow_record_creation', 'options.allow_record_creation', DEFAULT_OPTIONS.allow_record_creation),
-    allow_record_update: readBoolean(errors, value, 'allow_record_update', 'options.allow_record_update', DEFAULT_OPTIONS.allow_record_update),
+    allow_record_creation: readBoolean(
+      errors,
+      value,
+      'allow_record_creation',
+      'options.allow_record_creation',
+      DEFAULT_OPTIONS.allow_record_creation,
+    ),
+    allow_record_update: readBoolean(
+      errors,
+      value,
+      'allow_record_update',
+      'options.allow_record_update',
+      DEFAULT_OPTIONS.allow_record_update,
+    ),
     continue_on_error: readBoolean(errors, value, 'continue_on_error', 'options.continue_on_error', DEFAULT_OPTIONS.continue_on_error),
   };
 }
@@ -175,7 +198,10 @@ export function parseJsonLoad(entity: Entity, shape: Shape, body: unknown): { re
   else if (!Array.isArray(rows)) errors.add(path, `The ${path} field must be an array.`);
   else if (rows.length === 0) errors.add(path, `The ${path} field must have at least 1 item.`);
   else if (rows.length > MAX_JSON_ROWS) {
-    errors.add(path, `The ${path} field must not have more than ${MAX_JSON_ROWS} items; send larger loads in several requests or as a file import.`);
+    errors.add(
+      path,
+      `The ${path} field must not have more than ${MAX_JSON_ROWS} items; send larger loads in several requests or as a file import.`,
+    );
   }
   errors.throwIfAny();
   return { request, rows: rows as unknown[] };
@@ -190,7 +216,10 @@ function readMappings(errors: Errors, spec: EntitySpec, raw: unknown): Array<str
     // Indexes are client numbers: check them before anything is sized by them.
     const tooFar = Object.keys(value).filter((k) => k.length > 3 || Number(k) >= MAX_COLUMNS);
     for (const k of tooFar.slice(0, 5)) {
-      errors.add(`field_mappings.${k.slice(0, 20)}`, `The field_mappings index must be below ${MAX_COLUMNS}, the most columns a file may have.`);
+      errors.add(
+        `field_mappings.${k.slice(0, 20)}`,
+        `The field_mappings index must be below ${MAX_COLUMNS}, the most columns a file may have.`,
+      );
     }
     if (tooFar.length > 0) return null;
     const list: Array<unknown> = Array.from({ length: Math.max(0, ...Object.keys(value).map(Number)) + 1 }, () => null);
@@ -202,14 +231,20 @@ function readMappings(errors: Errors, spec: EntitySpec, raw: unknown): Array<str
     return null;
   }
   if (value.length > MAX_COLUMNS) {
-    errors.add('field_mappings', `The field_mappings field must not have more than ${MAX_COLUMNS} items, the most columns a file may have.`);
+    errors.add(
+      'field_mappings',
+      `The field_mappings field must not have more than ${MAX_COLUMNS} items, the most columns a file may have.`,
+    );
     return null;
   }
   const seen = new Set<string>();
   const mappings = value.map((entry, i): string | null => {
     if (entry === null || entry === '') return null;
     if (typeof entry !== 'string' || !spec.fields.includes(entry)) {
-      errors.add(`field_mappings.${i}`, `The selected field_mappings.${i} is invalid; use one of ${spec.fields.join(', ')} or an empty string to skip the column.`);
+      errors.add(
+        `field_mappings.${i}`,
+        `The selected field_mappings.${i} is invalid; use one of ${spec.fields.join(', ')} or an empty string to skip the column.`,
+      );
       return null;
     }
     if (seen.has(entry)) errors.add(`field_mappings.${i}`, `The field_mappings.${i} field has a duplicate value.`);

@@ -25,7 +25,20 @@ export class ScopeLocks {
   private constructor(private readonly locks: Collection<ScopeLockDoc>) {}
 
   static async open(store: Store): Promise<ScopeLocks> {
-    return new ScopeLocks(await store.collection<ScopeLockDoc>({ name: 'scope_locks', indexes: [{ name: 'tenant_entity', keys: [['tenant', 1], ['entity', 1]] }] }));
+    return new ScopeLocks(
+      await store.collection<ScopeLockDoc>({
+        name: 'scope_locks',
+        indexes: [
+          {
+            name: 'tenant_entity',
+            keys: [
+              ['tenant', 1],
+              ['entity', 1],
+            ],
+          },
+        ],
+      }),
+    );
   }
 
   static idOf(tenant: string, entity: string, scope: Record<string, string>): string {

@@ -99,7 +99,9 @@ export class SyncService {
     }
     const { request, rows } = parseJsonLoad(entity, shape, body);
     const fingerprint = sha256('json', entity, shape, req.body_json);
-    const claim = req.idempotency_key ? await this.deps.keys.claim(keyOwnerOf(ctx), req.idempotency_key, fingerprint, Date.now(), this.recoverer(tenant)) : null;
+    const claim = req.idempotency_key
+      ? await this.deps.keys.claim(keyOwnerOf(ctx), req.idempotency_key, fingerprint, Date.now(), this.recoverer(tenant))
+      : null;
     if (claim?.kind === 'replay') return replayOf(claim.answer);
     const held = claim?.kind === 'claimed' ? claim : null;
     const stager = new Stager(this.deps.staging, tenant);
@@ -108,7 +110,16 @@ export class SyncService {
       await stager.begin();
       for (const row of rows) await stager.add(row);
       const staged = await stager.finish();
-      answer = await this.conclude(ctx, tenant, principal, request, stager.upload, staged, null, held && { claim_id: held.claimId, fingerprint });
+      answer = await this.conclude(
+        ctx,
+        tenant,
+        principal,
+        request,
+        stager.upload,
+        staged,
+        null,
+        held && { claim_id: held.claimId, fingerprint },
+      );
       if (held) await this.deps.keys.complete(held, pb.SyncAnswer.toJSON(answer), fingerprint);
       return answer;
     } catch (err) {
@@ -162,7 +173,8 @@ export class SyncService {
           throw new AppError('invalid_argument', 'An import stream carries one `start` message, then `data`, then `fields_json`.');
         }
       }
-      if (fields === undefined) throw new AppError('invalid_argument', 'The import ended before its form fields: the upload was not completed.');
+      if (fields === undefined)
+        throw new AppError('invalid_argument', 'The import ended before its form fields: the upload was not completed.');
       const fingerprint = sha256('file', entity, shape, fileHash.digest('hex'), canonical(fields));
       if (checking) {
         IdempotencyKeys.assertSame(checking.fingerprint, fingerprint);
@@ -174,7 +186,16 @@ export class SyncService {
       const columns = columnsFor(request.spec, header, file);
       const staged = await stager!.finish();
       if (staged.rows === 0) throw fileError('The file has a header row but no data rows.');
-      answer = await this.conclude(ctx, tenant, principal, request, stager!.upload, staged, columns, held && { claim_id: held.claimId, fingerprint });
+      answer = await this.conclude(
+        ctx,
+        tenant,
+        principal,
+        request,
+        stager!.upload,
+        staged,
+        columns,
+        held && { claim_id: held.claimId, fingerprint },
+      );
       if (held) await this.deps.keys.complete(held, pb.SyncAnswer.toJSON(answer), fingerprint);
       return answer;
     } catch (err) {
@@ -200,7 +221,10 @@ export class SyncService {
   private async abandon(held: HeldClaim | null, upload: string | null, answer: pb.SyncAnswer | null): Promise<void> {
     const log = (err: unknown) => this.deps.logger.error({ err }, 'cleaning up a refused load failed');
     if (answer?.outcome?.$case === 'job') {
-      this.deps.logger.error({ job: answer.outcome.job.id }, 'a job was created but its answer could not be kept; the key stays held until it expires');
+      this.deps.logger.error(
+        { job: answer.outcome.job.id },
+        'a job was created but its answer could not be kept; the key stays held until it expires',
+      );
       return;
     }
     if (held) await this.deps.keys.release(held).catch(log);
@@ -236,9 +260,18 @@ export class SyncService {
   private async resolveScope(ctx: CallContext, request: LoadRequest): Promise<Record<string, number[]>> {
     const scope = request.scope!;
     const kinds = request.spec.scope;
-    const asked = { items: [] as string[], customer_groups: [] as string[], sale_types: [] as string[], timing_intervals: [] as string[], uoms: [] as string[], locations: [] as string[] };
+    const asked = {
+      items: [] as string[],
+      customer_groups: [] as string[],
+      sale_types: [] as string[],
+      timing_intervals: [] as string[],
+      uoms: [] as string[],
+      locations: [] as string[],
+    };
     for (const [field, name] of Object.entries(scope)) asked[kinds[field]!.names].push(name);
-    const resolved = await this.deps.clients.reference.resolveNames(asked, { context: { requestId: ctx.requestId, tenant: ctx.requireTenant() } });
+    const resolved = await this.deps.clients.reference.resolveNames(asked, {
+      context: { requestId: ctx.requestId, tenant: ctx.requireTenant() },
+    });
     const ids: Record<string, number[]> = {};
     const fields: Record<string, string[]> = {};
     for (const field of Object.keys(scope)) {
@@ -250,7 +283,13 @@ export class SyncService {
     return ids;
   }
 
-  private loadContext(ctx: CallContext, tenant: string, request: LoadRequest, loadId: string, columns: Array<string | null> | null): LoadContext {
+  private loadContext(
+    ctx: CallContext,
+    tenant: string,
+    request: LoadRequest,
+    loadId: string,
+    columns: Array<string | null> | null,
+  ): LoadContext {
     return {
       tenant,
       load_id: loadId,
@@ -363,12 +402,11 @@ export class SyncService {
       await jobs.jobs.deleteOne({ _id: job._id }).catch(() => undefined);
       throw err;
     }
-    const dispatching = dispatcher.act(job).catch((err: unknown) =>
-      this.deps.logger.warn({ err, job: job._id }, 'the first phase is not on the bus yet; the sweeper sends it'),
-    );
+    const dispatching = dispatcher
+      .act(job)
+      .catch((err: unknown) => this.deps.logger.warn({ err, job: job._id }, 'the first phase is not on the bus yet; the sweeper sends it'));
     await settleWithin(dispatching, DISPATCH_WAIT_MS);
     this.deps.logger.info({ job: job._id, kind: job.kind, rows: staged.rows, chunks: staged.chunks, mode: request.mode }, 'sync accepted');
     return job;
   }
 }
-

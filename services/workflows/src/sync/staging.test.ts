@@ -68,9 +68,21 @@ describe('sync staging', () => {
     const stager = await stage(3);
     await stager.finish();
     const id = chunkId(stager.upload, 0);
-    const first = await keepFirstPlan(staging, { _id: id, upload: stager.upload, outcomes: ['create', 'update', 'invalid'], errors: [{ row: 2, field: 'data.2.quantity', message: 'bad' }], errors_count: 1 });
+    const first = await keepFirstPlan(staging, {
+      _id: id,
+      upload: stager.upload,
+      outcomes: ['create', 'update', 'invalid'],
+      errors: [{ row: 2, field: 'data.2.quantity', message: 'bad' }],
+      errors_count: 1,
+    });
     assert.deepEqual(first.outcomes, ['create', 'update', 'invalid']);
-    const second = await keepFirstPlan(staging, { _id: id, upload: stager.upload, outcomes: ['unchanged', 'unchanged', 'invalid'], errors: [], errors_count: 0 });
+    const second = await keepFirstPlan(staging, {
+      _id: id,
+      upload: stager.upload,
+      outcomes: ['unchanged', 'unchanged', 'invalid'],
+      errors: [],
+      errors_count: 0,
+    });
     assert.deepEqual(second.outcomes, ['create', 'update', 'invalid']);
     assert.equal(second.errors_count, 1);
     assert.equal(await staging.plans.count({ upload: stager.upload }), 1);

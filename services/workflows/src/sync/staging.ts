@@ -54,7 +54,11 @@ export interface StoredChunkDoc extends Doc {
 
 function chunkOf(stored: StoredChunkDoc): ChunkDoc {
   const { rows_json, duplicates, ...rest } = stored;
-  return { ...rest, rows: JSON.parse(rows_json) as unknown[], ...(duplicates && { duplicates: duplicates.map((d) => [d.row, d.earlier] as [number, number]) }) };
+  return {
+    ...rest,
+    rows: JSON.parse(rows_json) as unknown[],
+    ...(duplicates && { duplicates: duplicates.map((d) => [d.row, d.earlier] as [number, number]) }),
+  };
 }
 
 /** The staged chunk `seq` of an upload, or null when it is not there. */
@@ -88,8 +92,30 @@ export interface Staging {
 
 export async function openStaging(store: Store): Promise<Staging> {
   const [uploads, chunks, plans] = await Promise.all([
-    store.collection<UploadDoc>({ name: 'sync_uploads', indexes: [{ name: 'state_updated', keys: [['state', 1], ['updated_at', 1]] }] }),
-    store.collection<StoredChunkDoc>({ name: 'sync_chunks', indexes: [{ name: 'upload_seq', keys: [['upload', 1], ['seq', 1]] }] }),
+    store.collection<UploadDoc>({
+      name: 'sync_uploads',
+      indexes: [
+        {
+          name: 'state_updated',
+          keys: [
+            ['state', 1],
+            ['updated_at', 1],
+          ],
+        },
+      ],
+    }),
+    store.collection<StoredChunkDoc>({
+      name: 'sync_chunks',
+      indexes: [
+        {
+          name: 'upload_seq',
+          keys: [
+            ['upload', 1],
+            ['seq', 1],
+          ],
+        },
+      ],
+    }),
     store.collection<PlanDoc>({ name: 'sync_plans', indexes: [{ name: 'upload', keys: [['upload', 1]] }] }),
   ]);
   return { uploads, chunks, plans };
@@ -135,16 +161,19 @@ export class Stager {
     const rows = this.pending;
     this.pending = [];
     const seq = this.seq++;
-    await this.staging.chunks.insertOne({ _id: chunkId(this.upload, seq), upload: this.upload, seq, first_row: this.rows - rows.length, rows_json: JSON.stringify(rows) });
+    await this.staging.chunks.insertOne({
+      _id: chunkId(this.upload, seq),
+      upload: this.upload,
+      seq,
+      first_row: this.rows - rows.length,
+      rows_json: JSON.stringify(rows),
+    });
   }
 
   /** Flushes the last chunk and records the upload's size. */
   async finish(): Promise<{ rows: number; chunks: number }> {
     await this.flush();
-    await this.staging.uploads.updateOne(
-      { _id: this.upload },
-      { $set: { rows: this.rows, chunks: this.seq, updated_at: timestamp() } },
-    );
+    await this.staging.uploads.updateOne({ _id: this.upload }, { $set: { rows: this.rows, chunks: this.seq, updated_at: timestamp() } });
     return { rows: this.rows, chunks: this.seq };
   }
 }

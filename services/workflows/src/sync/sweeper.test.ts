@@ -61,7 +61,17 @@ describe('workflows sweeper: jobs that stop moving end (fake clock)', function (
     const dispatcher = new Dispatcher(bus, records, staging, await ScopeLocks.open(store), logger);
     const worker = new ChunkWorker(records.jobs, staging, processor, clients, bus, logger);
     clock = Date.now();
-    sweeper = new Sweeper({ jobs: records, staging, keys: await IdempotencyKeys.open(store), dispatcher, worker, bus, logger, outageWindowMs: WINDOW_MS, now: () => clock });
+    sweeper = new Sweeper({
+      jobs: records,
+      staging,
+      keys: await IdempotencyKeys.open(store),
+      dispatcher,
+      worker,
+      bus,
+      logger,
+      outageWindowMs: WINDOW_MS,
+      now: () => clock,
+    });
   });
 
   afterEach(async () => {
@@ -83,7 +93,10 @@ describe('workflows sweeper: jobs that stop moving end (fake clock)', function (
     assert.equal(ended.status, 'failed');
     assert.ok(ended.message?.startsWith(STALLED_REASON), ended.message ?? '');
     assert.ok(ended.finished_at);
-    assert.deepEqual(ended.errors.map((e) => e.field), ['job']);
+    assert.deepEqual(
+      ended.errors.map((e) => e.field),
+      ['job'],
+    );
     assert.ok(ended.errors[0]!.message.startsWith(STALLED_REASON));
     assert.equal(ended.errors_count, 1);
 
@@ -96,7 +109,14 @@ describe('workflows sweeper: jobs that stop moving end (fake clock)', function (
   it('a job that moved recently is not ended; a sync counts its unprocessed rows failed, cleans up, and a late chunk still counts', async () => {
     const moving = await records.create({ tenant: 'demo', kind: 'forecast_run', principal, total: 1 });
     const sync = await records.create({ tenant: 'demo', kind: 'sales_sync', principal, total: 2500, sync: syncState() });
-    await records.update(sync._id, (j) => ({ ...j, status: 'running', progress: { processed: 1000, total: 2500 }, result: { ...ZERO_COUNTS, created: 1000 }, parts: ['a0'], sync: { ...j.sync!, applied: 1 } }));
+    await records.update(sync._id, (j) => ({
+      ...j,
+      status: 'running',
+      progress: { processed: 1000, total: 2500 },
+      result: { ...ZERO_COUNTS, created: 1000 },
+      parts: ['a0'],
+      sync: { ...j.sync!, applied: 1 },
+    }));
     clock += stallAfterMs(WINDOW_MS) + 1_000;
     // The other job heard from a part just now (by the fake clock).
     await records.update(moving._id, (j) => ({ ...j, status: 'running', updated_at: timestamp(new Date(clock)) }));
@@ -111,12 +131,42 @@ describe('workflows sweeper: jobs that stop moving end (fake clock)', function (
     assert.match(ended.message ?? '', /1000 of 2500 rows processed/);
 
     // A chunk that was being applied when the job was ended reports: its rows move from failed to created.
-    const late = foldJobEvent(ended, { job_id: sync._id, tenant: 'demo', type: 'chunk_applied', seq: 1, rows: 1000, result: { ...ZERO_COUNTS, created: 990, failed: 10 }, errors: [], errors_count: 0 }, timestamp())!;
+    const late = foldJobEvent(
+      ended,
+      {
+        job_id: sync._id,
+        tenant: 'demo',
+        type: 'chunk_applied',
+        seq: 1,
+        rows: 1000,
+        result: { ...ZERO_COUNTS, created: 990, failed: 10 },
+        errors: [],
+        errors_count: 0,
+      },
+      timestamp(),
+    )!;
     assert.deepEqual(late.result, { ...ZERO_COUNTS, created: 1990, failed: 510 });
     assert.equal(late.progress.processed, 2000);
     assert.equal(late.status, 'partially_succeeded');
     assert.match(late.message ?? '', /2000 of 2500 rows processed/);
-    assert.equal(foldJobEvent(late, { job_id: sync._id, tenant: 'demo', type: 'chunk_applied', seq: 1, rows: 1000, result: { ...ZERO_COUNTS, created: 990 }, errors: [], errors_count: 0 }, timestamp()), null, 'counted once');
+    assert.equal(
+      foldJobEvent(
+        late,
+        {
+          job_id: sync._id,
+          tenant: 'demo',
+          type: 'chunk_applied',
+          seq: 1,
+          rows: 1000,
+          result: { ...ZERO_COUNTS, created: 990 },
+          errors: [],
+          errors_count: 0,
+        },
+        timestamp(),
+      ),
+      null,
+      'counted once',
+    );
   });
 
   it('a stalled job that loaded nothing is failed; a late external part folds in but never makes it succeeded', async () => {
@@ -125,7 +175,11 @@ describe('workflows sweeper: jobs that stop moving end (fake clock)', function (
     await sweeper.endStalled();
     const ended = (await records.jobs.findById(job._id))!;
     assert.equal(ended.status, 'failed');
-    const late = foldJobEvent(ended, { job_id: job._id, tenant: 'demo', type: 'part', part: 'batch-0', processed: 1, result: { created: 1 } }, timestamp())!;
+    const late = foldJobEvent(
+      ended,
+      { job_id: job._id, tenant: 'demo', type: 'part', part: 'batch-0', processed: 1, result: { created: 1 } },
+      timestamp(),
+    )!;
     assert.equal(late.status, 'partially_succeeded');
     assert.equal(late.progress.processed, 1);
     assert.ok(late.message?.startsWith(STALLED_REASON));

@@ -83,7 +83,15 @@ export class Sweeper {
 
   async sweep(): Promise<void> {
     const { jobs, staging, keys, dispatcher, worker, bus } = this.deps;
-    for (const job of await jobs.jobs.find({ status: { $in: ['queued', 'running'] } }, { sort: [['status', 1], ['_id', 1]] })) {
+    for (const job of await jobs.jobs.find(
+      { status: { $in: ['queued', 'running'] } },
+      {
+        sort: [
+          ['status', 1],
+          ['_id', 1],
+        ],
+      },
+    )) {
       if (this.stopped) return;
       if (job.sync) await dispatcher.act(job);
     }
@@ -109,7 +117,10 @@ export class Sweeper {
     const now = this.now();
     const cutoff = timestamp(new Date(now - idleMs));
     let ended = 0;
-    const stale = await jobs.jobs.find({ status: { $in: ['queued', 'running'] }, updated_at: { $lt: cutoff } }, { sort: [['_id', 1]], limit: 500 });
+    const stale = await jobs.jobs.find(
+      { status: { $in: ['queued', 'running'] }, updated_at: { $lt: cutoff } },
+      { sort: [['_id', 1]], limit: 500 },
+    );
     for (const candidate of stale) {
       if (this.stopped) break;
       const { job, changed } = await jobs.update(candidate._id, (current) => endStalled(current, cutoff, timestamp(new Date(now)), idleMs));

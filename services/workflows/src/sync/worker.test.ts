@@ -14,10 +14,18 @@ describe('sync chunk worker', () => {
     const staging = { chunks: { findById: async () => Promise.reject(failure) } } as unknown as Staging;
     const worker = new ChunkWorker(jobs, staging, {} as ChunkProcessor, {} as Clients, {} as Bus, {} as Logger, metrics);
     const retried = async () => (await metrics.jobPartsRetried.get()).values.map((v) => [v.labels.kind, v.value]).sort();
-    assert.deepEqual(await retried(), [['inventory_sync', 0], ['sales_sync', 0]], 'every sync kind shows from the start');
+    assert.deepEqual(
+      await retried(),
+      [
+        ['inventory_sync', 0],
+        ['sales_sync', 0],
+      ],
+      'every sync kind shows from the start',
+    );
 
     const policy = resolveRetryPolicy({ maxDeliveries: 2 });
-    const delivery = (deliveryCount: number) => deliveryWithVerdict({ messageId: 'm', deliveryCount }, { deliveryCount, retries: 0, firstFailureAt: null }, policy);
+    const delivery = (deliveryCount: number) =>
+      deliveryWithVerdict({ messageId: 'm', deliveryCount }, { deliveryCount, retries: 0, firstFailureAt: null }, policy);
     const message = { job_id: 3, tenant: 'demo', step: 'validate' as const, seq: 0 };
     failure = new AppError('unavailable', 'The store is unavailable.');
     await assert.rejects(worker.handle(message, delivery(2)));
@@ -25,6 +33,9 @@ describe('sync chunk worker', () => {
     await assert.rejects(worker.handle(message, delivery(1)));
     // The last allowed delivery of a permanent failure is dead-lettered, not retried.
     await assert.rejects(worker.handle(message, delivery(2)));
-    assert.deepEqual(await retried(), [['inventory_sync', 0], ['sales_sync', 2]]);
+    assert.deepEqual(await retried(), [
+      ['inventory_sync', 0],
+      ['sales_sync', 2],
+    ]);
   });
 });

@@ -36,7 +36,10 @@ export function loadContextOf(job: JobDoc): LoadContext {
     rows_path: sync.rows_path,
     columns: sync.columns,
     // The request that started the job, when the bus carried it here; the job id otherwise.
-    call: { context: { requestId: currentContext()?.requestId ?? `job-${job._id}`, tenant: job.tenant }, deadlineMs: CHUNK_CALL_DEADLINE_MS },
+    call: {
+      context: { requestId: currentContext()?.requestId ?? `job-${job._id}`, tenant: job.tenant },
+      deadlineMs: CHUNK_CALL_DEADLINE_MS,
+    },
   };
 }
 
@@ -109,7 +112,15 @@ export class ChunkWorker {
     const rows = chunk.rows.length;
     if (message.step === 'validate') {
       const invalid = plan.outcomes.filter((o) => o === 'invalid').length;
-      await this.send({ ...base, type: 'chunk_validated', seq: message.seq, rows, invalid_rows: invalid, errors: plan.errors, errors_count: plan.errors_count });
+      await this.send({
+        ...base,
+        type: 'chunk_validated',
+        seq: message.seq,
+        rows,
+        invalid_rows: invalid,
+        errors: plan.errors,
+        errors_count: plan.errors_count,
+      });
       return;
     }
     const done = await this.processor.apply(ctx, chunk, plan, planned?.resolved);
@@ -187,6 +198,8 @@ export class ChunkWorker {
           ? `Deleting the records outside the load did not happen: ${reason}. It went to the dead-letter queue.`
           : `Chunk ${message.seq} (rows ${first}-${first + Math.max(0, rows - 1)}) was not ${message.step === 'validate' ? 'validated' : 'loaded'}: ${reason}. It went to the dead-letter queue.`,
     };
-    await this.send(event).catch((sendErr: unknown) => this.logger.error({ err: sendErr, job: job._id }, 'reporting a failed chunk failed'));
+    await this.send(event).catch((sendErr: unknown) =>
+      this.logger.error({ err: sendErr, job: job._id }, 'reporting a failed chunk failed'),
+    );
   }
 }

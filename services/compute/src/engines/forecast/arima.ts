@@ -33,7 +33,12 @@ function residuals(w: Float64Array, period: number, theta: number, seasonalTheta
 }
 
 /** Forecasts `horizon` points; null when the history is too short for the model. */
-export function airline(values: readonly number[], period: number, horizon: number, log = true): { forecast: number[]; fit: AirlineFit } | null {
+export function airline(
+  values: readonly number[],
+  period: number,
+  horizon: number,
+  log = true,
+): { forecast: number[]; fit: AirlineFit } | null {
   const n = values.length;
   if (!airlineFits(n, period)) return null;
   const logScale = log && values.every((v) => v > 0);
@@ -117,7 +122,7 @@ export function kpssStatistic(values: readonly number[]): number {
     eta += partial * partial;
   }
   eta /= n * n;
-  const lags = Math.trunc(3 * Math.sqrt(n) / 13);
+  const lags = Math.trunc((3 * Math.sqrt(n)) / 13);
   let s2 = 0;
   for (let t = 0; t < n; t++) s2 += e[t] * e[t];
   s2 /= n;
@@ -200,7 +205,15 @@ function armaCss(w: Float64Array, ar: readonly number[], ma: readonly number[], 
   return { sse, constant };
 }
 
-function fitArma(w: Float64Array, p: number, q: number, withConstant: boolean, d: number, e0: Float64Array, g: Float64Array): ArmaFit | null {
+function fitArma(
+  w: Float64Array,
+  p: number,
+  q: number,
+  withConstant: boolean,
+  d: number,
+  e0: Float64Array,
+  g: Float64Array,
+): ArmaFit | null {
   const dims = p + q;
   const ar = new Array<number>(p).fill(0);
   const ma = new Array<number>(q).fill(0);

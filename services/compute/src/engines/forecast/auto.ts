@@ -12,15 +12,7 @@ import { isSeasonal } from './seasonality';
  * `damped` and `optimized_theta` alone are left out: they are in the combination
  * and are the costliest fits.
  */
-export const CONTINUOUS_CANDIDATES: readonly Method[] = [
-  'combination',
-  'ses',
-  'holt',
-  'theta',
-  'arima',
-  'naive2',
-  'seasonal_naive',
-];
+export const CONTINUOUS_CANDIDATES: readonly Method[] = ['combination', 'ses', 'holt', 'theta', 'arima', 'naive2', 'seasonal_naive'];
 
 /** Candidates for intermittent and lumpy demand; SBA first as the default. */
 export const INTERMITTENT_CANDIDATES: readonly Method[] = ['sba', 'croston', 'tsb', 'adida'];
@@ -76,8 +68,7 @@ export function runMethods(
   const get = (method: Method): ModelForecast => {
     let result = results.get(method);
     if (!result) {
-      result =
-        method === 'combination' ? combination(history, horizon, get, weights) : runMethod(method, history, horizon);
+      result = method === 'combination' ? combination(history, horizon, get, weights) : runMethod(method, history, horizon);
       results.set(method, result);
     }
     return result;

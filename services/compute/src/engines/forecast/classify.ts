@@ -33,13 +33,7 @@ export function classifySeries(values: readonly number[]): SeriesProfile {
   const cv2 = mean !== 0 ? Math.min(MAX_CV2, variance / (mean * mean)) : variance > 0 ? MAX_CV2 : 0;
   const intermittentTiming = adi >= ADI_CUTOFF;
   const variableSize = cv2 >= CV2_CUTOFF;
-  const seriesClass: SeriesClass = intermittentTiming
-    ? variableSize
-      ? 'lumpy'
-      : 'intermittent'
-    : variableSize
-      ? 'erratic'
-      : 'smooth';
+  const seriesClass: SeriesClass = intermittentTiming ? (variableSize ? 'lumpy' : 'intermittent') : variableSize ? 'erratic' : 'smooth';
   return { seriesClass, adi, cv2, nonZeroCount: count };
 }
 

@@ -65,14 +65,22 @@ describe('forecast/cli', function () {
     assert.equal(readdirSync(dir).filter((f) => f.includes('partial')).length, 0);
     const summary = readFileSync(path.join(dir, 'forecasts.summary.csv'), 'utf8').trim().split('\n');
     assert.equal(summary[0], 'unique_id,model,series_class,mase,rmsse,bias,parameters');
-    assert.deepEqual(summary.slice(1).map((l) => l.split(',')[0]), ['flat', '"store 1'], 'one summary row per series, sorted by id');
+    assert.deepEqual(
+      summary.slice(1).map((l) => l.split(',')[0]),
+      ['flat', '"store 1'],
+      'one summary row per series, sorted by id',
+    );
     assert.match(summary[1], /^flat,naive,smooth,/);
   });
 
   it('writes 80% and 95% intervals that contain the forecast and are never negative', () => {
     const rows = ['unique_id,ds,y'];
-    for (let t = 0; t < 36; t++) rows.push(`s,${2021 + Math.floor(t / 12)}-${String((t % 12) + 1).padStart(2, '0')}-01,${t % 3 === 0 ? 9 : t % 5}`);
-    const result = runCli(['--input', '-', '--horizon', '6', '--freq', 'month', '--output', '-', '--summary', path.join(dir, 's.csv')], `${rows.join('\n')}\n`);
+    for (let t = 0; t < 36; t++)
+      rows.push(`s,${2021 + Math.floor(t / 12)}-${String((t % 12) + 1).padStart(2, '0')}-01,${t % 3 === 0 ? 9 : t % 5}`);
+    const result = runCli(
+      ['--input', '-', '--horizon', '6', '--freq', 'month', '--output', '-', '--summary', path.join(dir, 's.csv')],
+      `${rows.join('\n')}\n`,
+    );
     assert.equal(result.code, 0, result.stderr);
     const lines = result.stdout.trim().split('\n').slice(1);
     assert.equal(lines.length, 6);
@@ -81,16 +89,26 @@ describe('forecast/cli', function () {
       assert.ok(lo95 >= 0 && lo95 <= lo80 && lo80 <= yhat && yhat <= hi80 && hi80 <= hi95, line);
       assert.ok(hi95 > lo95, `a noisy series has a spread: ${line}`);
     }
-    assert.match(readFileSync(path.join(dir, 's.csv'), 'utf8'), /^unique_id,model,series_class,mase,rmsse,bias,parameters\ns,[a-z_]+,\w+,[\d.]+,[\d.]+,-?[\d.]+,/);
+    assert.match(
+      readFileSync(path.join(dir, 's.csv'), 'utf8'),
+      /^unique_id,model,series_class,mase,rmsse,bias,parameters\ns,[a-z_]+,\w+,[\d.]+,[\d.]+,-?[\d.]+,/,
+    );
   });
 
   it('reads stdin and writes stdout with a forced algorithm', () => {
     const csv = 'unique_id,ds,y\nx,2024-01-01,0\nx,2024-01-02,3\nx,2024-01-04,0\nx,2024-01-05,3\n';
-    const result = runCli(['--input', '-', '--horizon', '2', '--freq', 'day', '--algorithm', 'croston', '--constraint', 'none', '--output', '-'], csv);
+    const result = runCli(
+      ['--input', '-', '--horizon', '2', '--freq', 'day', '--algorithm', 'croston', '--constraint', 'none', '--output', '-'],
+      csv,
+    );
     assert.equal(result.code, 0, result.stderr);
     // the unrecorded 2024-01-03 counts as no sale: sizes 3, 3; intervals 2 -> 2.1
     assert.deepEqual(
-      result.stdout.trim().split('\n').slice(1).map((l) => l.split(',').slice(0, 4).join(',')),
+      result.stdout
+        .trim()
+        .split('\n')
+        .slice(1)
+        .map((l) => l.split(',').slice(0, 4).join(',')),
       ['x,2024-01-06,1.428571,croston', 'x,2024-01-07,1.428571,croston'],
     );
   });

@@ -110,7 +110,10 @@ describe('forecast/ets', () => {
       for (const level of [45, 48, 50, 52, 55]) {
         for (const slope of [1, 1.3, 1.5, 1.7, 2]) {
           const other = applyEts(values, spec, 1, { alpha, beta, phi, level, slope });
-          assert.ok(other.likelihood >= model.likelihood - 1e-6, `${trend} start ${level}/${slope}: ${other.likelihood} < ${model.likelihood}`);
+          assert.ok(
+            other.likelihood >= model.likelihood - 1e-6,
+            `${trend} start ${level}/${slope}: ${other.likelihood} < ${model.likelihood}`,
+          );
         }
       }
       const forecast = forecastEts(model, 3);

@@ -167,9 +167,7 @@ function initialStates(y: Float64Array, spec: EtsSpec, period: number): InitialS
   if (spec.season !== 'N') {
     const window = Array.from(y.subarray(0, Math.min(n, 3 * period)));
     season = seasonalIndices(window, period, spec.season === 'M' ? 'multiplicative' : 'additive');
-    adjusted = adjusted.map((v, t) =>
-      spec.season === 'M' ? v / Math.max(season[t % period], 0.01) : v - season[t % period],
-    );
+    adjusted = adjusted.map((v, t) => (spec.season === 'M' ? v / Math.max(season[t % period], 0.01) : v - season[t % period]));
   }
   const count = Math.min(Math.max(10, 2 * period), n);
   let sum = 0;
@@ -283,13 +281,7 @@ export interface EtsFitOptions {
  * and the simplex only searches alpha, beta and phi. Returns -2 log-likelihood (no
  * constants) and the final states.
  */
-function concentratedFilter(
-  y: Float64Array,
-  trended: boolean,
-  alpha: number,
-  beta: number,
-  phi: number,
-): Recursion {
+function concentratedFilter(y: Float64Array, trended: boolean, alpha: number, beta: number, phi: number): Recursion {
   let l = 0;
   let b = 0;
   let ll = 1;

@@ -2,14 +2,7 @@
  * Forecasting entry points: one series of values, one dated series, or a batch.
  */
 import { seasonalNaiveScale } from './accuracy';
-import {
-  CONTINUOUS_CANDIDATES,
-  INTERMITTENT_CANDIDATES,
-  type Selection,
-  methodHoldout,
-  runMethods,
-  selectMethod,
-} from './auto';
+import { CONTINUOUS_CANDIDATES, INTERMITTENT_CANDIDATES, type Selection, methodHoldout, runMethods, selectMethod } from './auto';
 import { type Frequency, SEASONAL_PERIODS, futureDates } from './calendar';
 import { type SeriesClass, classifySeries, isIntermittentClass } from './classify';
 import { type PredictionIntervals, errorShape, intervalMultipliers, predictionIntervals } from './intervals';
@@ -103,13 +96,7 @@ export function forecastSeries(values: readonly number[], options: ForecastOptio
     // Nothing to learn beyond the level; every method would reproduce it.
     selection = methodHoldout(values, period, horizon, 'naive');
   } else if (algorithm === 'auto') {
-    selection = selectMethod(
-      values,
-      period,
-      horizon,
-      intermittent ? INTERMITTENT_CANDIDATES : CONTINUOUS_CANDIDATES,
-      intermittent,
-    );
+    selection = selectMethod(values, period, horizon, intermittent ? INTERMITTENT_CANDIDATES : CONTINUOUS_CANDIDATES, intermittent);
   } else {
     // The holdout is run even when not reported: it calibrates the intervals.
     selection = methodHoldout(values, period, horizon, algorithm);

@@ -140,11 +140,17 @@ function arimaFamily(history: PreparedHistory, horizon: number): ModelForecast {
     return {
       forecast: seasonal.forecast,
       model: 'arima',
-      parameters: { ma1: seasonal.fit.theta, seasonal_ma1: seasonal.fit.seasonalTheta, season_period: period, log: seasonal.fit.logScale ? 1 : 0 },
+      parameters: {
+        ma1: seasonal.fit.theta,
+        seasonal_ma1: seasonal.fit.seasonalTheta,
+        season_period: period,
+        log: seasonal.fit.logScale ? 1 : 0,
+      },
     };
   }
   const plain = arima011Drift(values, horizon);
-  if (plain && plain.forecast.every(Number.isFinite)) return { forecast: plain.forecast, model: 'arima', parameters: { ma1: plain.theta, drift: plain.drift } };
+  if (plain && plain.forecast.every(Number.isFinite))
+    return { forecast: plain.forecast, model: 'arima', parameters: { ma1: plain.theta, drift: plain.drift } };
   return { forecast: naive(values, horizon), model: 'naive' };
 }
 
@@ -254,7 +260,8 @@ export function combination(
     }
     return runMethod(member, shrunk, horizon).forecast;
   });
-  const usable = weights && weights.length === members.length && weights.every((w) => w >= 0 && Number.isFinite(w)) && weights.some((w) => w > 0);
+  const usable =
+    weights && weights.length === members.length && weights.every((w) => w >= 0 && Number.isFinite(w)) && weights.some((w) => w > 0);
   const forecast = usable ? weightedMean(members, weights) : mean(members);
   return {
     forecast,

@@ -58,7 +58,10 @@ describe('forecast/prepare', () => {
   it('integer rounding keeps the cumulative quantity over the horizon', () => {
     const rounded = applyConstraint(new Array<number>(10).fill(0.3), 'integer', []);
     assert.deepEqual(rounded, [0, 1, 0, 0, 1, 0, 0, 0, 1, 0]);
-    assert.equal(rounded.reduce((a, b) => a + b, 0), 3);
+    assert.equal(
+      rounded.reduce((a, b) => a + b, 0),
+      3,
+    );
     assert.deepEqual(applyConstraint([7, 7, 7], 'integer', []), [7, 7, 7]);
   });
 

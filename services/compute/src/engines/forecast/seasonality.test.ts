@@ -42,7 +42,11 @@ describe('forecast/seasonality', () => {
   it('classical decomposition recovers multiplicative and additive indices', () => {
     const multiplicative = seasonalIndices(seasonalSeries, 4, 'multiplicative');
     multiplicative.forEach((v, j) => assert.ok(Math.abs(v - pattern[j]) < 1e-12));
-    const additive = seasonalIndices(Array.from({ length: 12 }, (_, t) => [3, -1, -2][t % 3] + 10), 3, 'additive');
+    const additive = seasonalIndices(
+      Array.from({ length: 12 }, (_, t) => [3, -1, -2][t % 3] + 10),
+      3,
+      'additive',
+    );
     [3, -1, -2].forEach((v, j) => assert.ok(Math.abs(additive[j] - v) < 1e-12));
   });
 

@@ -106,7 +106,12 @@ export function seasonalIndices(values: readonly number[], period: number, kind:
  * deviations of the m indices. Strong, regular seasons are kept nearly as they
  * are; weak or noisy ones, the ones a short history estimates worst, are damped.
  */
-export function shrinkSeasonalIndices(values: readonly number[], period: number, kind: DecompositionKind, indices: readonly number[]): number[] {
+export function shrinkSeasonalIndices(
+  values: readonly number[],
+  period: number,
+  kind: DecompositionKind,
+  indices: readonly number[],
+): number[] {
   const neutral = kind === 'multiplicative' ? 1 : 0;
   if (period < 4 || indices.length !== period) return indices.slice();
   const trend = centredMovingAverage(values, period);
@@ -156,9 +161,7 @@ export function seasonallyAdjust(
     return { adjusted: values.slice(), indices: [kind === 'multiplicative' ? 1 : 0], kind, seasonal: false, period: 1 };
   }
   const indices = seasonalIndices(values, period, kind);
-  const adjusted = values.map((v, t) =>
-    kind === 'multiplicative' ? v / indices[t % period] : v - indices[t % period],
-  );
+  const adjusted = values.map((v, t) => (kind === 'multiplicative' ? v / indices[t % period] : v - indices[t % period]));
   return { adjusted, indices, kind, seasonal: true, period };
 }
 

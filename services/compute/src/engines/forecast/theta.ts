@@ -128,10 +128,7 @@ export function forecastDynamicTheta(fit: DynamicThetaFit, horizon: number): num
   const q = 1 - alpha;
   const weight = 1 - 1 / theta;
   const qn = Math.pow(q, n);
-  return Array.from(
-    { length: horizon },
-    (_, j) => level + weight * (qn * intercept + (j + (1 - qn * q) / alpha) * slope),
-  );
+  return Array.from({ length: horizon }, (_, j) => level + weight * (qn * intercept + (j + (1 - qn * q) / alpha) * slope));
 }
 
 /** Dynamic optimised Theta (DOTM) on already deseasonalised data. */

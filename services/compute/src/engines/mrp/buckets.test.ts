@@ -5,18 +5,12 @@ import { PlanningInputError } from './validation';
 describe('planning/buckets', () => {
   it('aligns weekly buckets to the week start on or before the start date', () => {
     // 2025-01-01 is a Wednesday.
-    assert.deepEqual(bucketsFromCalendar({ start: '2025-01-01', bucket: 'week', count: 3 }), [
-      '2024-12-30',
-      '2025-01-06',
-      '2025-01-13',
-    ]);
+    assert.deepEqual(bucketsFromCalendar({ start: '2025-01-01', bucket: 'week', count: 3 }), ['2024-12-30', '2025-01-06', '2025-01-13']);
     assert.deepEqual(bucketsFromCalendar({ start: '2025-01-01', bucket: 'week', count: 2, week_start: 'sunday' }), [
       '2024-12-29',
       '2025-01-05',
     ]);
-    assert.deepEqual(bucketsFromCalendar({ start: '2025-01-05', bucket: 'week', count: 1, week_start: 'sunday' }), [
-      '2025-01-05',
-    ]);
+    assert.deepEqual(bucketsFromCalendar({ start: '2025-01-05', bucket: 'week', count: 1, week_start: 'sunday' }), ['2025-01-05']);
   });
 
   it('builds 104 weekly buckets two years out', () => {
@@ -35,11 +29,7 @@ describe('planning/buckets', () => {
   });
 
   it('steps daily buckets through a leap day', () => {
-    assert.deepEqual(bucketsFromCalendar({ start: '2024-02-28', bucket: 'day', count: 3 }), [
-      '2024-02-28',
-      '2024-02-29',
-      '2024-03-01',
-    ]);
+    assert.deepEqual(bucketsFromCalendar({ start: '2024-02-28', bucket: 'day', count: 3 }), ['2024-02-28', '2024-02-29', '2024-03-01']);
   });
 
   it('derives buckets per year from the spacing of bucket starts', () => {

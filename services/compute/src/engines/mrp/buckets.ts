@@ -75,8 +75,8 @@ const bucketsPerYearCache = new WeakMap<readonly string[], number>();
 function computeBucketsPerYear(periodStarts: readonly string[]): number {
   const n = periodStarts.length;
   if (n < 2) return 52;
-  const spanDays = (parseIsoDate('period_starts.' + (n - 1), periodStarts[n - 1]) -
-    parseIsoDate('period_starts.0', periodStarts[0])) / DAY_MS;
+  const spanDays =
+    (parseIsoDate('period_starts.' + (n - 1), periodStarts[n - 1]) - parseIsoDate('period_starts.0', periodStarts[0])) / DAY_MS;
   if (!(spanDays > 0)) throw new PlanningInputError('period_starts', 'must be in ascending order');
   return Math.max(1, Math.round(DAYS_PER_YEAR / (spanDays / (n - 1))));
 }

@@ -49,7 +49,10 @@ describe('planning/financial', () => {
 
   it('can book purchase spend in the release bucket instead', () => {
     const plan = financialPlan(supply, { ...PRICES, spend_timing: 'release' });
-    assert.deepEqual(plan.rows.map((r) => r.purchase_spend), [0, 80, 40, 240, 0, 120, 80, 0]);
+    assert.deepEqual(
+      plan.rows.map((r) => r.purchase_spend),
+      [0, 80, 40, 240, 0, 120, 80, 0],
+    );
     assert.equal(plan.totals.purchase_spend, 560);
   });
 

@@ -1,11 +1,5 @@
 import assert from 'node:assert/strict';
-import {
-  economicOrderQuantity,
-  receiptQuantities,
-  resolveLotPolicy,
-  roundUpToMultiple,
-  type DemandProfile,
-} from './lot-sizing';
+import { economicOrderQuantity, receiptQuantities, resolveLotPolicy, roundUpToMultiple, type DemandProfile } from './lot-sizing';
 import type { PlanningParameters } from './parameters';
 
 const monthly100: () => DemandProfile = () => ({ average_demand: 100, buckets_per_year: 12 });

@@ -9,12 +9,7 @@ import { PlanningInputError, optionalNonNegative, requireNonNegative, requireNon
  * - `period_order_quantity`: order what covers the next `periods_of_supply` buckets
  *   (explicit, or round(EOQ / average demand per bucket), at least 1).
  */
-export const LOT_SIZING_RULES = [
-  'lot_for_lot',
-  'fixed_order_quantity',
-  'economic_order_quantity',
-  'period_order_quantity',
-] as const;
+export const LOT_SIZING_RULES = ['lot_for_lot', 'fixed_order_quantity', 'economic_order_quantity', 'period_order_quantity'] as const;
 export type LotSizingRule = (typeof LOT_SIZING_RULES)[number];
 
 /** Yearly holding cost as a fraction of unit cost when `holding_rate` is not given. */
@@ -75,19 +70,21 @@ export interface DemandProfile {
  * for POQ without explicit `periods_of_supply`, so callers may compute it lazily. `field` prefixes
  * error paths (`partner.parameters` in partner mode).
  */
-export function resolveLotPolicy(
-  params: PlanningParameters,
-  demand: () => DemandProfile,
-  field = 'parameters',
-): LotPolicy {
+export function resolveLotPolicy(params: PlanningParameters, demand: () => DemandProfile, field = 'parameters'): LotPolicy {
   const rule = params.lot_sizing_rule ?? 'lot_for_lot';
   if (!(LOT_SIZING_RULES as readonly string[]).includes(rule)) {
     throw new PlanningInputError(`${field}.lot_sizing_rule`, `must be one of ${LOT_SIZING_RULES.join(', ')}`);
   }
   // Field paths are only spelled out when a value fails: this runs once per item-location.
-  const minOrderQty = isNonNegative(params.min_order_qty) ? params.min_order_qty ?? 0 : optionalNonNegative(`${field}.min_order_qty`, params.min_order_qty);
-  const orderMultiple = isNonNegative(params.order_multiple) ? params.order_multiple ?? 0 : optionalNonNegative(`${field}.order_multiple`, params.order_multiple);
-  const maxOrderQty = isNonNegative(params.max_order_qty) ? params.max_order_qty ?? 0 : optionalNonNegative(`${field}.max_order_qty`, params.max_order_qty);
+  const minOrderQty = isNonNegative(params.min_order_qty)
+    ? (params.min_order_qty ?? 0)
+    : optionalNonNegative(`${field}.min_order_qty`, params.min_order_qty);
+  const orderMultiple = isNonNegative(params.order_multiple)
+    ? (params.order_multiple ?? 0)
+    : optionalNonNegative(`${field}.order_multiple`, params.order_multiple);
+  const maxOrderQty = isNonNegative(params.max_order_qty)
+    ? (params.max_order_qty ?? 0)
+    : optionalNonNegative(`${field}.max_order_qty`, params.max_order_qty);
   const minValid = orderMultiple > 0 ? Math.max(orderMultiple, roundUpToMultiple(minOrderQty, orderMultiple)) : minOrderQty;
 
   let fixedOrderQty = 0;
@@ -128,9 +125,8 @@ function isNonNegative(value: unknown): value is number | undefined {
 function resolveEoq(params: PlanningParameters, demand: DemandProfile, field: string): number {
   const orderingCost = requireNonNegative(`${field}.ordering_cost`, params.ordering_cost);
   const unitCost = requirePositive(`${field}.unit_cost`, params.unit_cost);
-  const holdingRate = params.holding_rate === undefined
-    ? DEFAULT_HOLDING_RATE
-    : requirePositive(`${field}.holding_rate`, params.holding_rate);
+  const holdingRate =
+    params.holding_rate === undefined ? DEFAULT_HOLDING_RATE : requirePositive(`${field}.holding_rate`, params.holding_rate);
   return economicOrderQuantity({
     annual_demand: demand.average_demand * demand.buckets_per_year,
     ordering_cost: orderingCost,

@@ -44,14 +44,16 @@ describe('planning/modes', () => {
     const result = planItemLocation(partnerInput());
     assert.equal(result.mode, 'partner');
     assert.equal(result.on_hand, 25);
-    const rows = result.rows().map((r) => [
-      r.gross_requirements,
-      r.scheduled_receipts,
-      r.projected_available,
-      r.net_requirements,
-      r.planned_receipts,
-      r.planned_releases,
-    ]);
+    const rows = result
+      .rows()
+      .map((r) => [
+        r.gross_requirements,
+        r.scheduled_receipts,
+        r.projected_available,
+        r.net_requirements,
+        r.planned_receipts,
+        r.planned_releases,
+      ]);
     assert.deepEqual(rows, [
       //GR  SR  PA  NR  PR  PL
       [10, 0, 15, 0, 0, 0],

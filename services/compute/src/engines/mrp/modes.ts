@@ -1,12 +1,5 @@
 import type { PlanningParameters } from './parameters';
-import {
-  PlanningInputError,
-  badQuantity,
-  requireFiniteNumber,
-  requireLength,
-  requireNonNegativeInteger,
-  requireOneOf,
-} from './validation';
+import { PlanningInputError, badQuantity, requireFiniteNumber, requireLength, requireNonNegativeInteger, requireOneOf } from './validation';
 
 /**
  * Planning modes: which demand and supply the (single) netting engine is fed.
@@ -135,9 +128,7 @@ export function sellThroughDemand(partner: PartnerLocation, buckets: number): Fl
     for (let t = 0; t < buckets; t++) demand[t] = history[t % n];
     return demand;
   }
-  const window = partner.average_window === undefined
-    ? n
-    : requireNonNegativeInteger('partner.average_window', partner.average_window);
+  const window = partner.average_window === undefined ? n : requireNonNegativeInteger('partner.average_window', partner.average_window);
   if (window < 1) throw new PlanningInputError('partner.average_window', 'must be >= 1');
   const from = Math.max(0, n - window);
   let sum = 0;

@@ -27,14 +27,16 @@ function plan(
 }
 
 function assertRecord(result: PlanResult, expected: RecordRow[]): void {
-  const actual = result.rows().map((r): RecordRow => [
-    r.gross_requirements,
-    r.scheduled_receipts,
-    r.projected_available,
-    r.net_requirements,
-    r.planned_receipts,
-    r.planned_releases,
-  ]);
+  const actual = result
+    .rows()
+    .map((r): RecordRow => [
+      r.gross_requirements,
+      r.scheduled_receipts,
+      r.projected_available,
+      r.net_requirements,
+      r.planned_receipts,
+      r.planned_releases,
+    ]);
   assert.deepEqual(actual, expected);
 }
 
@@ -61,9 +63,14 @@ describe('planning/netting worked examples', () => {
   });
 
   it('fixed order quantity orders whole lots of 50', () => {
-    const result = plan(GROSS, 50, { lead_time: 1, lot_sizing_rule: 'fixed_order_quantity', fixed_order_qty: 50 }, {
-      scheduled: SCHEDULED,
-    });
+    const result = plan(
+      GROSS,
+      50,
+      { lead_time: 1, lot_sizing_rule: 'fixed_order_quantity', fixed_order_qty: 50 },
+      {
+        scheduled: SCHEDULED,
+      },
+    );
     assertRecord(result, [
       [20, 0, 30, 0, 0, 0],
       [30, 20, 20, 0, 0, 50],
@@ -82,9 +89,14 @@ describe('planning/netting worked examples', () => {
   const COSTS = { ordering_cost: 50, unit_cost: 12 };
 
   it('economic order quantity orders max(net, EOQ = 200), released a month ahead', () => {
-    const result = plan(MONTHLY_GROSS, 100, { lead_time: 1, lot_sizing_rule: 'economic_order_quantity', ...COSTS }, {
-      period_starts: MONTHS,
-    });
+    const result = plan(
+      MONTHLY_GROSS,
+      100,
+      { lead_time: 1, lot_sizing_rule: 'economic_order_quantity', ...COSTS },
+      {
+        period_starts: MONTHS,
+      },
+    );
     assert.equal(result.lot_policy.economic_order_qty, 200);
     assertRecord(result, [
       [80, 0, 20, 0, 0, 200],
@@ -112,9 +124,14 @@ describe('planning/netting worked examples', () => {
   });
 
   it('economic order quantity orders the net requirement in full when it exceeds EOQ', () => {
-    const result = plan([260, 0], 0, { lead_time: 0, lot_sizing_rule: 'economic_order_quantity', ...COSTS, unit_cost: 1200 }, {
-      buckets_per_year: 12,
-    });
+    const result = plan(
+      [260, 0],
+      0,
+      { lead_time: 0, lot_sizing_rule: 'economic_order_quantity', ...COSTS, unit_cost: 1200 },
+      {
+        buckets_per_year: 12,
+      },
+    );
     // Average 130/month: D = 1560, H = 300, EOQ = sqrt(2·1560·50/300) = 22.8 < 260.
     assert.ok(result.lot_policy.economic_order_qty < 260);
     assertRecord(result, [
@@ -124,9 +141,14 @@ describe('planning/netting worked examples', () => {
   });
 
   it('period order quantity covers round(EOQ / avg) = 2 months per order', () => {
-    const result = plan(MONTHLY_GROSS, 100, { lead_time: 0, lot_sizing_rule: 'period_order_quantity', ...COSTS }, {
-      period_starts: MONTHS,
-    });
+    const result = plan(
+      MONTHLY_GROSS,
+      100,
+      { lead_time: 0, lot_sizing_rule: 'period_order_quantity', ...COSTS },
+      {
+        period_starts: MONTHS,
+      },
+    );
     assert.equal(result.lot_policy.periods_of_supply, 2);
     assertRecord(result, [
       [80, 0, 20, 0, 0, 0],
@@ -145,9 +167,14 @@ describe('planning/netting worked examples', () => {
   });
 
   it('period order quantity with explicit 3 periods of supply', () => {
-    const result = plan(GROSS, 50, { lead_time: 1, lot_sizing_rule: 'period_order_quantity', periods_of_supply: 3 }, {
-      scheduled: SCHEDULED,
-    });
+    const result = plan(
+      GROSS,
+      50,
+      { lead_time: 1, lot_sizing_rule: 'period_order_quantity', periods_of_supply: 3 },
+      {
+        scheduled: SCHEDULED,
+      },
+    );
     assertRecord(result, [
       [20, 0, 30, 0, 0, 0],
       [30, 20, 20, 0, 0, 90],
@@ -161,9 +188,14 @@ describe('planning/netting worked examples', () => {
   });
 
   it('period order quantity sizes to the deepest dip, not the window end, when a receipt lands inside', () => {
-    const result = plan([0, 50, 0, 0], 0, { lead_time: 0, lot_sizing_rule: 'period_order_quantity', periods_of_supply: 3 }, {
-      scheduled: [0, 0, 40, 0],
-    });
+    const result = plan(
+      [0, 50, 0, 0],
+      0,
+      { lead_time: 0, lot_sizing_rule: 'period_order_quantity', periods_of_supply: 3 },
+      {
+        scheduled: [0, 0, 40, 0],
+      },
+    );
     assertRecord(result, [
       [0, 0, 0, 0, 0, 0],
       [50, 0, 0, 50, 50, 50],
@@ -207,7 +239,16 @@ describe('planning/netting worked examples', () => {
     assert.deepEqual(Array.from(result.receipt_counts!), [3, 0, 2, 3]);
     assert.deepEqual(
       result.plannedOrders().map((o) => [o.receipt_bucket, o.quantity]),
-      [[0, 100], [0, 100], [0, 50], [2, 100], [2, 30], [3, 100], [3, 100], [3, 30]],
+      [
+        [0, 100],
+        [0, 100],
+        [0, 50],
+        [2, 100],
+        [2, 30],
+        [3, 100],
+        [3, 100],
+        [3, 30],
+      ],
     );
   });
 
@@ -226,7 +267,12 @@ describe('planning/netting worked examples', () => {
     ]);
     assert.deepEqual(
       result.plannedOrders().map((o) => [o.release_bucket, o.release_period, o.past_due]),
-      [[-2, '2025-01-06', true], [-1, '2025-01-06', true], [0, '2025-01-06', false], [1, '2025-01-13', false]],
+      [
+        [-2, '2025-01-06', true],
+        [-1, '2025-01-06', true],
+        [0, '2025-01-06', false],
+        [1, '2025-01-13', false],
+      ],
     );
   });
 
@@ -255,7 +301,10 @@ describe('planning/netting worked examples', () => {
     ]);
     assert.deepEqual(
       result.exceptions.map((e) => [e.type, e.bucket, e.quantity]),
-      [['below_safety_stock', 0, 5], ['stockout', 1, 10]],
+      [
+        ['below_safety_stock', 0, 5],
+        ['stockout', 1, 10],
+      ],
     );
   });
 

@@ -4,13 +4,7 @@ import { receiptQuantities, resolveLotPolicy, type DemandProfile, type LotPolicy
 import { SUPPLY_POLICIES, mapModeInputs, type PlanInput, type PlanningMode, type SupplyPolicy } from './modes';
 import { deriveNetRequirements, deriveReleases, nettingTolerance, runNetting } from './netting';
 import { allocateSeries } from './series-slab';
-import {
-  PlanningInputError,
-  optionalNonNegative,
-  requireNonNegativeInteger,
-  requireOneOf,
-  requirePositive,
-} from './validation';
+import { PlanningInputError, optionalNonNegative, requireNonNegativeInteger, requireOneOf, requirePositive } from './validation';
 
 /** One bucket of the textbook MRP record, as it goes out in API responses. */
 export interface MrpRow {
@@ -89,9 +83,10 @@ function demandProfile(gross: ArrayLike<number>, input: PlanInput): DemandProfil
   for (let t = 0; t < gross.length; t++) sum += gross[t];
   return {
     average_demand: sum / gross.length,
-    buckets_per_year: input.buckets_per_year === undefined
-      ? bucketsPerYearFromStarts(input.period_starts)
-      : requirePositive('buckets_per_year', input.buckets_per_year),
+    buckets_per_year:
+      input.buckets_per_year === undefined
+        ? bucketsPerYearFromStarts(input.period_starts)
+        : requirePositive('buckets_per_year', input.buckets_per_year),
   };
 }
 
@@ -114,7 +109,12 @@ export function planItemLocation(input: PlanInput): PlanResult {
   const lead = params.lead_time;
   const leadTime = Number.isInteger(lead) && lead >= 0 ? lead : requireNonNegativeInteger(`${field}.lead_time`, lead);
   const safety = params.safety_stock;
-  const safetyStock = safety === undefined ? 0 : typeof safety === 'number' && safety >= 0 && safety < Infinity ? safety : optionalNonNegative(`${field}.safety_stock`, safety);
+  const safetyStock =
+    safety === undefined
+      ? 0
+      : typeof safety === 'number' && safety >= 0 && safety < Infinity
+        ? safety
+        : optionalNonNegative(`${field}.safety_stock`, safety);
   const supplyPolicy = requireOneOf('supply_policy', input.supply_policy ?? 'unconstrained', SUPPLY_POLICIES);
   const policy = resolveLotPolicy(params, () => demandProfile(mapped.gross, input), field);
 

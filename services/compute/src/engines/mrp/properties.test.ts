@@ -31,9 +31,7 @@ function randomInput(rng: SeededRandom, supplyPolicy: SupplyPolicy): StandardPla
     const q = rng.chance(intermittency) ? 0 : rng.range(0, 2 * level);
     gross[t] = fractional ? q : Math.round(q);
   }
-  const scheduled = rng.chance(0.4)
-    ? gross.map(() => (rng.chance(0.15) ? Math.round(rng.range(0, 3 * level)) : 0))
-    : undefined;
+  const scheduled = rng.chance(0.4) ? gross.map(() => (rng.chance(0.15) ? Math.round(rng.range(0, 3 * level)) : 0)) : undefined;
   const parameters: PlanningParameters = {
     lead_time: rng.int(0, buckets - 1),
     safety_stock: rng.chance(0.6) ? rng.range(0, 2 * level) : 0,
@@ -82,7 +80,10 @@ function forEachCase(seed: number, supplyPolicy: SupplyPolicy, check: (input: St
  * The netting recurrence as written (README): each rounding is `Math.ceil(x / q - QTY_EPSILON) * q`,
  * nothing hoisted or estimated. The engine's shortcuts must give these values bit for bit.
  */
-function referenceNetting(input: StandardPlanInput, policy: LotPolicy): { projected: number[]; receipts: number[]; counts: number[]; exceptions: PlanException[] } {
+function referenceNetting(
+  input: StandardPlanInput,
+  policy: LotPolicy,
+): { projected: number[]; receipts: number[]; counts: number[]; exceptions: PlanException[] } {
   const gross = input.gross_requirements;
   const scheduled = input.scheduled_receipts;
   const n = input.period_starts.length;
@@ -103,8 +104,10 @@ function referenceNetting(input: StandardPlanInput, policy: LotPolicy): { projec
     let count = 0;
     if (shortfall > tolerance && t >= first) {
       lot = shortfall;
-      if (policy.lot_sizing_rule === 'fixed_order_quantity') lot = Math.ceil(shortfall / policy.fixed_order_qty - QTY_EPSILON) * policy.fixed_order_qty;
-      else if (policy.lot_sizing_rule === 'period_order_quantity') lot = periodOrderQuantity(gross, scheduled, t, balance, ss, policy.periods_of_supply);
+      if (policy.lot_sizing_rule === 'fixed_order_quantity')
+        lot = Math.ceil(shortfall / policy.fixed_order_qty - QTY_EPSILON) * policy.fixed_order_qty;
+      else if (policy.lot_sizing_rule === 'period_order_quantity')
+        lot = periodOrderQuantity(gross, scheduled, t, balance, ss, policy.periods_of_supply);
       else if (policy.lot_sizing_rule === 'economic_order_quantity') lot = Math.max(lot, policy.economic_order_qty);
       if (lot < policy.min_order_qty) lot = policy.min_order_qty;
       if (policy.order_multiple > 0) lot = Math.ceil(lot / policy.order_multiple - QTY_EPSILON) * policy.order_multiple;
@@ -114,12 +117,15 @@ function referenceNetting(input: StandardPlanInput, policy: LotPolicy): { projec
         if (remainder < policy.min_valid_qty) lot += policy.min_valid_qty - remainder;
       }
       balance = ss + (lot - shortfall);
-      if (t < lead) exceptions.push({ type: 'release_in_past', bucket: t, period_start: starts[t]!, quantity: lot, buckets_past_due: lead - t });
+      if (t < lead)
+        exceptions.push({ type: 'release_in_past', bucket: t, period_start: starts[t]!, quantity: lot, buckets_past_due: lead - t });
     }
     if (ss - balance > tolerance) {
-      exceptions.push(balance < -tolerance
-        ? { type: 'stockout', bucket: t, period_start: starts[t]!, quantity: -balance }
-        : { type: 'below_safety_stock', bucket: t, period_start: starts[t]!, quantity: ss - balance });
+      exceptions.push(
+        balance < -tolerance
+          ? { type: 'stockout', bucket: t, period_start: starts[t]!, quantity: -balance }
+          : { type: 'below_safety_stock', bucket: t, period_start: starts[t]!, quantity: ss - balance },
+      );
     }
     projected.push(balance);
     receipts.push(lot);
@@ -154,7 +160,8 @@ function integerInput(rng: SeededRandom): StandardPlanInput {
   return {
     ...input,
     gross_requirements: Array.from(input.gross_requirements, (q) => Math.round(q * scale)),
-    scheduled_receipts: input.scheduled_receipts === undefined ? undefined : Array.from(input.scheduled_receipts, (q) => Math.round(q * scale)),
+    scheduled_receipts:
+      input.scheduled_receipts === undefined ? undefined : Array.from(input.scheduled_receipts, (q) => Math.round(q * scale)),
     on_hand: onHand,
     parameters: {
       ...p,
@@ -174,23 +181,34 @@ describe('planning/properties (seeded random item-locations)', () => {
     const edges = new SeededRandom(12);
     const wholes = new SeededRandom(13);
     for (let i = 0; i < 3 * CASES; i++) {
-      const input = i % 3 === 0 ? randomInput(rng, i % 2 === 0 ? 'constrained' : 'unconstrained') : i % 3 === 1 ? edgeInput(edges) : integerInput(wholes);
+      const input =
+        i % 3 === 0
+          ? randomInput(rng, i % 2 === 0 ? 'constrained' : 'unconstrained')
+          : i % 3 === 1
+            ? edgeInput(edges)
+            : integerInput(wholes);
       const plan = planItemLocation(input);
       const expected = referenceNetting(input, plan.lot_policy);
       assert.deepEqual(plan.exceptions, expected.exceptions, `case ${i}: exceptions`);
       for (let t = 0; t < input.period_starts.length; t++) {
-        const same = Object.is(plan.projected_available[t], expected.projected[t])
-          && Object.is(plan.planned_receipts[t], expected.receipts[t])
-          && (plan.receipt_counts === null || plan.receipt_counts[t] === expected.counts[t]);
+        const same =
+          Object.is(plan.projected_available[t], expected.projected[t]) &&
+          Object.is(plan.planned_receipts[t], expected.receipts[t]) &&
+          (plan.receipt_counts === null || plan.receipt_counts[t] === expected.counts[t]);
         if (!same) {
-          assert.fail(`case ${i} bucket ${t}: projected ${plan.projected_available[t]} vs ${expected.projected[t]}, receipt ${plan.planned_receipts[t]} vs ${expected.receipts[t]}, count ${plan.receipt_counts?.[t]} vs ${expected.counts[t]}; ${JSON.stringify(input)}`);
+          assert.fail(
+            `case ${i} bucket ${t}: projected ${plan.projected_available[t]} vs ${expected.projected[t]}, receipt ${plan.planned_receipts[t]} vs ${expected.receipts[t]}, count ${plan.receipt_counts?.[t]} vs ${expected.counts[t]}; ${JSON.stringify(input)}`,
+          );
         }
       }
     }
   });
 
   it('series derived on read (net requirements, releases) agree with rows() and with their definitions', () => {
-    for (const [seed, policy] of [[7, 'unconstrained'], [8, 'constrained']] as const) {
+    for (const [seed, policy] of [
+      [7, 'unconstrained'],
+      [8, 'constrained'],
+    ] as const) {
       forEachCase(seed, policy, (input, plan) => {
         const n = input.period_starts.length;
         const lead = input.parameters.lead_time;
@@ -294,7 +312,10 @@ describe('planning/properties (seeded random item-locations)', () => {
         finance.rows.forEach((row, t) => {
           const receiptsValue = (plan.scheduled_receipts[t]! + plan.planned_receipts[t]!) * input.parameters.unit_cost!;
           assert.ok(near(row.inventory_value, inventory + receiptsValue - row.cost_of_goods), `bucket ${t}`);
-          assert.ok(row.satisfied_demand <= plan.gross_requirements[t]! + Math.max(0, -(t === 0 ? input.on_hand : plan.projected_available[t - 1]!)) + 1e-6);
+          assert.ok(
+            row.satisfied_demand <=
+              plan.gross_requirements[t]! + Math.max(0, -(t === 0 ? input.on_hand : plan.projected_available[t - 1]!)) + 1e-6,
+          );
           inventory = row.inventory_value;
         });
       });

@@ -22,7 +22,11 @@ const TABLE: ReferenceTable = {
 };
 
 /** Checks rows as a chunk does, then resolves every name field of the entity. */
-async function resolved(spec: EntitySpec, rows: Array<Record<string, unknown>>, clients: Clients): Promise<{ names: LoadNames; checked: Array<{ position: number; row: CheckedRow }> }> {
+async function resolved(
+  spec: EntitySpec,
+  rows: Array<Record<string, unknown>>,
+  clients: Clients,
+): Promise<{ names: LoadNames; checked: Array<{ position: number; row: CheckedRow }> }> {
   const checked = rows.map((raw, position) => {
     const result = checkRow(spec, raw, position, `data.${position}`, null);
     assert.deepEqual(result.errors, [], `row ${position} passes its own checks`);
@@ -55,7 +59,8 @@ describe('sync entity specifications', () => {
   for (const spec of Object.values(SPECS)) {
     it(`${spec.entity}: key, date, scope and name fields are fields of its rows`, () => {
       const fields = new Set(spec.fields);
-      for (const f of [...spec.required, ...spec.keyFields, spec.dateField, ...spec.names.map(([f]) => f)]) assert.ok(fields.has(f), `${f} is a field of ${spec.entity}`);
+      for (const f of [...spec.required, ...spec.keyFields, spec.dateField, ...spec.names.map(([f]) => f)])
+        assert.ok(fields.has(f), `${f} is a field of ${spec.entity}`);
       assert.ok(spec.required.includes(spec.dateField) && spec.required.includes('quantity'));
       // A name that must resolve cannot be left out of a row.
       for (const [field] of spec.names) assert.ok(spec.required.includes(field), `${field} is required`);
@@ -69,7 +74,9 @@ describe('sync entity specifications', () => {
       assert.deepEqual(checkRow(spec, raw, 0, 'data.0', { [scopeField]: 'a' }).errors, [], 'inside the scope, ignoring case');
       const outside = checkRow(spec, raw, 0, 'data.0', { [scopeField]: 'B' });
       assert.equal(outside.row, null);
-      assert.deepEqual(outside.errors, [{ row: 0, field: `data.0.${field}`, message: `The data.0.${field} must be B: the row lies outside the replace scope.` }]);
+      assert.deepEqual(outside.errors, [
+        { row: 0, field: `data.0.${field}`, message: `The data.0.${field} must be B: the row lies outside the replace scope.` },
+      ]);
     });
   }
 
@@ -113,11 +120,21 @@ describe('sync entity specifications', () => {
           [1, { item_id: 12, customer_group_id: 21 }, 0],
         ],
       );
-      const refused = await SALES.resolveRows(checked, names, { rows_path: 'payload', options: { ...options, allow_record_creation: false }, call });
+      const refused = await SALES.resolveRows(checked, names, {
+        rows_path: 'payload',
+        options: { ...options, allow_record_creation: false },
+        call,
+      });
       assert.equal('row' in refused[0]!, true, 'a known combination still loads');
       assert.deepEqual(refused[1], {
         position: 1,
-        errors: [{ row: 1, field: 'payload.1.customer_group_name', message: 'The item SKU-0002 has no combination with customer group RETAIL, and allow_record_creation is false.' }],
+        errors: [
+          {
+            row: 1,
+            field: 'payload.1.customer_group_name',
+            message: 'The item SKU-0002 has no combination with customer group RETAIL, and allow_record_creation is false.',
+          },
+        ],
       });
     });
   });
@@ -127,8 +144,22 @@ describe('sync entity specifications', () => {
       const { clients } = referenceTable(TABLE);
       const row = { item_name: 'sku-0002', location_name: 'dc-east', inventory_date: '2026-02-01', quantity: 3, uom: 'EACH' };
       const { names, checked } = await resolved(INVENTORY, [row, { ...row, bin_name: 'B1', lot_name: 'L7' }], clients);
-      const rows = await INVENTORY.resolveRows(checked, names, { rows_path: 'data', options: { ...options, allow_record_creation: false }, call });
-      const common = { item_id: 12, item_name: 'SKU-0002', location_id: 61, location_name: 'DC-East', inventory_date: '2026-02-01', quantity: 3, uom_id: 51, uom_name: 'Each', uom_abbr: 'ea' };
+      const rows = await INVENTORY.resolveRows(checked, names, {
+        rows_path: 'data',
+        options: { ...options, allow_record_creation: false },
+        call,
+      });
+      const common = {
+        item_id: 12,
+        item_name: 'SKU-0002',
+        location_id: 61,
+        location_name: 'DC-East',
+        inventory_date: '2026-02-01',
+        quantity: 3,
+        uom_id: 51,
+        uom_name: 'Each',
+        uom_abbr: 'ea',
+      };
       assert.deepEqual(rows, [
         { position: 0, row: { ...common, bin_name: '', lot_name: '' } },
         { position: 1, row: { ...common, bin_name: 'B1', lot_name: 'L7' } },
@@ -140,7 +171,17 @@ describe('sync entity specifications', () => {
     const seen: Array<[string, unknown]> = [];
     const record = (method: string) => async (request: unknown) => {
       seen.push([method, request]);
-      return { deleted: 4, created: 0, updated: 0, unchanged: 0, rejected: 0, outcomes: [], already_created: 0, already_updated: 0, already_unchanged: 0 };
+      return {
+        deleted: 4,
+        created: 0,
+        updated: 0,
+        unchanged: 0,
+        rejected: 0,
+        outcomes: [],
+        already_created: 0,
+        already_updated: 0,
+        already_unchanged: 0,
+      };
     };
     const clients = {
       transactional: {

@@ -57,6 +57,9 @@ export const INVENTORY: EntitySpec<'inventory'> = {
   },
 
   deleteOutsideLoad(clients, load_id, scopeIds, dry_run, call) {
-    return clients.transactional.deleteInventoryOutsideLoad({ load_id, location_ids: scopeIds.location ?? [], item_ids: scopeIds.item ?? [], dry_run }, call);
+    return clients.transactional.deleteInventoryOutsideLoad(
+      { load_id, location_ids: scopeIds.location ?? [], item_ids: scopeIds.item ?? [], dry_run },
+      call,
+    );
   },
 };

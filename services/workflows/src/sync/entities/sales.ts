@@ -33,8 +33,14 @@ export const SALES: EntitySpec<'sales'> = {
 
   async resolveRows(rows, names, ctx) {
     const ref = (kind: NameKind, name: string) => names.record(kind, names.id(kind, name));
-    const pairOf = (row: CheckedRow) => ({ item_id: names.id('items', row.item_name!), customer_group_id: names.id('customer_groups', row.customer_group_name!) });
-    const comboOf = await names.combinations(rows.map(({ row }) => pairOf(row)), ctx.call);
+    const pairOf = (row: CheckedRow) => ({
+      item_id: names.id('items', row.item_name!),
+      customer_group_id: names.id('customer_groups', row.customer_group_name!),
+    });
+    const comboOf = await names.combinations(
+      rows.map(({ row }) => pairOf(row)),
+      ctx.call,
+    );
     return rows.map(({ position, row }) => {
       const pair = pairOf(row);
       const combo = comboOf(pair);
@@ -42,7 +48,13 @@ export const SALES: EntitySpec<'sales'> = {
         const path = `${ctx.rows_path}.${position}.customer_group_name`;
         return {
           position,
-          errors: [{ row: position, field: path, message: `The item ${row.item_name} has no combination with customer group ${row.customer_group_name}, and allow_record_creation is false.` }],
+          errors: [
+            {
+              row: position,
+              field: path,
+              message: `The item ${row.item_name} has no combination with customer group ${row.customer_group_name}, and allow_record_creation is false.`,
+            },
+          ],
         };
       }
       const item = ref('items', row.item_name!);

@@ -68,9 +68,19 @@ export interface EntitySpec<E extends string = string> {
    * Turns rows whose names all resolved into transactional rows, in the order given; a row
    * the entity refuses at this point comes back as its errors instead.
    */
-  resolveRows(rows: PositionedRow[], names: LoadNames, ctx: ResolveContext): Promise<Array<ResolvedRow | { position: number; errors: RowErrorRecord[] }>>;
+  resolveRows(
+    rows: PositionedRow[],
+    names: LoadNames,
+    ctx: ResolveContext,
+  ): Promise<Array<ResolvedRow | { position: number; errors: RowErrorRecord[] }>>;
   /** Writes (or, dry, only classifies) rows of this entity in the transactional service. */
   apply(clients: Clients, load_id: string, rows: TxRow[], flags: ApplyFlags, call: CallOverrides): Promise<tx.ApplyResult>;
   /** Deletes (or, dry, counts) the records inside the replace scope that the load did not write or match. */
-  deleteOutsideLoad(clients: Clients, load_id: string, scopeIds: Record<string, number[]>, dry_run: boolean, call: CallOverrides): Promise<{ deleted: number }>;
+  deleteOutsideLoad(
+    clients: Clients,
+    load_id: string,
+    scopeIds: Record<string, number[]>,
+    dry_run: boolean,
+    call: CallOverrides,
+  ): Promise<{ deleted: number }>;
 }
