@@ -3,6 +3,7 @@
 // the gateway, workflows and transactional processes.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { skipUnless } from '../support/require';
 import { freePortRange } from '../support/ports';
 import { api, startDistributed, type TestSystem } from '../support/system';
 import { days, salesRow, waitForJob } from './workflows-support';
@@ -38,9 +39,11 @@ describe('observability of start:distributed: metrics of every target, one reque
     });
 
   before(async function () {
-    if (!process.env.AMQP_URL) this.skip(); // separate processes share the bus through RabbitMQ
+    // Separate processes share the bus through RabbitMQ.
+    skipUnless(this, 'AMQP', process.env.AMQP_URL ? null : 'AMQP_URL is not set');
     metricsBase = await freePortRange(6);
-    sys = await startDistributed({ env: { METRICS_PORT: String(metricsBase), LOG_LEVEL: 'debug' } });
+    // On the embedded stores: with the demo seed, FerretDB takes minutes to start (mongodb-system.test.ts covers it).
+    sys = await startDistributed({ env: { METRICS_PORT: String(metricsBase), LOG_LEVEL: 'debug' }, embeddedStores: true });
     token = await sys.tokenFor('demo', 'planner@demo.test', ['*']);
   });
   after(async () => {

@@ -87,7 +87,12 @@ export async function startSystem(opts: { env?: Record<string, string>; dataDir?
  * set), in a bus namespace and MongoDB database prefix of its own (the databases are dropped on
  * stop). `proc` offers only `deps.bus()` and `deps.config`.
  */
-export async function startDistributed(opts: { env?: Record<string, string>; dataDir?: string }): Promise<TestSystem> {
+export async function startDistributed(opts: {
+  env?: Record<string, string>;
+  dataDir?: string;
+  /** Keep every service on its embedded store even when MONGODB_URL is set (the demo seed takes FerretDB minutes). */
+  embeddedStores?: boolean;
+}): Promise<TestSystem> {
   buildOnce();
   const amqpUrl = opts.env?.AMQP_URL ?? process.env.AMQP_URL;
   if (!amqpUrl) throw new Error('E2E_SYSTEM=distributed needs AMQP_URL: the processes share one bus');
@@ -96,7 +101,7 @@ export async function startDistributed(opts: { env?: Record<string, string>; dat
   const backends: Record<string, string> = {};
   const redisUrl = opts.env?.REDIS_URL ?? process.env.REDIS_URL;
   if (redisUrl) backends.REDIS_URL = redisUrl;
-  const mongodbUrl = opts.env?.MONGODB_URL ?? process.env.MONGODB_URL;
+  const mongodbUrl = opts.embeddedStores ? undefined : (opts.env?.MONGODB_URL ?? process.env.MONGODB_URL);
   if (mongodbUrl) backends.MONGODB_URL = mongodbUrl;
   const ownNamespace = !opts.env?.BUS_NAMESPACE;
   const ownDatabases = Boolean(mongodbUrl) && !opts.env?.MONGODB_DATABASE_PREFIX;
