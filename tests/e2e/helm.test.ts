@@ -184,6 +184,7 @@ describe('Helm chart', function () {
       assert.equal(decoded('MONGODB_URL_TOKENS'), 'mongodb://mongo:27017/');
       const config = named(docs, 'ConfigMap', 'rel-supply-planning-config').data!;
       assert.ok(!Object.values(config).some((v) => /mongodb:|amqp:|redis:/.test(v)), 'no backend URL in plain config');
+      assert.equal(config.MONGODB_DATABASE_PREFIX, 'supply', 'each service database is <prefix>_<service>');
       for (const name of SERVICE_NAMES) {
         const env = named(docs, 'Deployment', `rel-supply-planning-${name}`).spec.template.spec.containers[0].env;
         const mongo = env.find((e: any) => e.name === 'MONGODB_URL');
@@ -309,6 +310,7 @@ describe('Helm chart', function () {
       refused(['--set', 'gateway.replicas=two'], /replicas/);
       refused(['--set', 'containerSecurityContext.allowPrivilegeEscalation=true'], /allowPrivilegeEscalation/);
       refused(['--set', 'mode=both'], /mode/);
+      refused(['--set', 'config.mongodbDatabasePrefix=two words'], /mongodbDatabasePrefix/);
     });
 
     it('distributed mode without backends, and a drain longer than the grace period', () => {
