@@ -11,6 +11,7 @@ import {
   Metrics,
   openBus,
   openStore,
+  REPLAY_HEADER,
   runWithContext,
   type Bus,
   type Delivery,
@@ -203,6 +204,49 @@ function busContract(name: string, target: BusContractTarget): void {
       assert.deepEqual(await bus.deadLetters(q, 0), []);
       await sleep(300);
       assert.equal(counts.length, MAX_DELIVERIES, 'no delivery after dead-lettering');
+    });
+
+    it('replays dead letters onto their queue as fresh messages: same id, body and headers, deliveries counted anew, x-replay counting replays', async () => {
+      const q = queue('replay');
+      let poisoned = true;
+      const seen: Array<{ count: number; replay: string | undefined; request: string | undefined }> = [];
+      await bus.consume(q, async (_body, delivery, envelope) => {
+        seen.push({ count: delivery.deliveryCount, replay: envelope?.headers[REPLAY_HEADER], request: envelope?.headers['x-request-id'] });
+        if (poisoned) throw new Error('cannot process yet');
+      });
+      await bus.send(q, { n: 1 }, { messageId: 'replayed-1', headers: { 'x-request-id': 'req-replay' } });
+      let dead: Array<{ messageId: string; body: unknown }> = [];
+      for (let i = 0; i < 100 && dead.length === 0; i++) {
+        dead = await bus.deadLetters(q);
+        if (dead.length === 0) await sleep(50);
+      }
+      assert.deepEqual(dead, [{ messageId: 'replayed-1', body: { n: 1 } }]);
+      assert.equal(await bus.replayDeadLetters(q, 0), 0, 'a limit of 0 moves nothing');
+
+      // Still poisoned: the replay gets every delivery again, and rests in the dead-letter queue once more.
+      assert.equal(await bus.replayDeadLetters(q), 1);
+      await until(() => seen.length === 2 * MAX_DELIVERIES, 'the first replay used its deliveries');
+      dead = [];
+      for (let i = 0; i < 100 && dead.length === 0; i++) {
+        dead = await bus.deadLetters(q);
+        if (dead.length === 0) await sleep(50);
+      }
+      assert.equal(dead.length, 1);
+
+      poisoned = false;
+      assert.equal(await bus.replayDeadLetters(q, 10), 1);
+      await until(() => seen.length === 2 * MAX_DELIVERIES + 1, 'the second replay was handled');
+      assert.deepEqual(
+        seen.map((s) => [s.count, s.replay ?? '0', s.request]),
+        [
+          ...Array.from({ length: MAX_DELIVERIES }, (_, i) => [i + 1, '0', 'req-replay']),
+          ...Array.from({ length: MAX_DELIVERIES }, (_, i) => [i + 1, '1', 'req-replay']),
+          [1, '2', 'req-replay'],
+        ],
+      );
+      await sleep(200);
+      assert.deepEqual(await bus.deadLetters(q), [], 'nothing left dead');
+      assert.equal(await bus.replayDeadLetters(q), 0);
     });
 
     it('retries a retryable failure past maxDeliveries with growing jittered delays, counting no delivery', async () => {

@@ -15,6 +15,21 @@ const SAMPLE_JOB_EVENTS: ExternalJobEvent[] = [
     errors: [{ row: 12, field: 'quantity', message: 'The quantity field must be at least 0.' }],
     errors_count: 2,
   },
+  {
+    type: 'part',
+    job_id: 7,
+    tenant: 'demo',
+    part: 'chunk-4',
+    processed: 10,
+    result: { created: 10, updated: 0, deleted: 0, unchanged: 0, failed: 0 },
+    revision: 1,
+    replaces: {
+      processed: 10,
+      result: { created: 0, updated: 0, deleted: 0, unchanged: 0, failed: 10 },
+      errors: [{ row: 40, field: 'chunk', message: 'failed' }],
+      errors_count: 1,
+    },
+  },
   { type: 'finished', job_id: 7, tenant: 'demo', status: 'partially_succeeded', message: 'done', parts: 4 },
 ];
 

@@ -31,18 +31,26 @@ interface JobEventBase {
   tenant: string;
 }
 
+/** What a job counted for one part (workflows.proto, PartOutcome). */
+export interface PartOutcome {
+  processed?: number;
+  result?: Partial<JobCounts>;
+  errors?: RowErrorRecord[];
+  errors_count?: number;
+}
+
 /** What a service reports about a job it registered (see workflows.proto, JobEvent). */
 export type ExternalJobEvent = JobEventBase &
   (
     | { type: 'started'; total?: number }
-    | {
+    | ({
         type: 'part';
         part: string;
-        processed?: number;
-        result?: Partial<JobCounts>;
-        errors?: RowErrorRecord[];
-        errors_count?: number;
-      }
+        /** 0 (or absent): the part's first outcome; n: its outcome after the n-th replay of its dead letter. */
+        revision?: number;
+        /** With a revision: the outcome counted for the part before, which this one replaces. */
+        replaces?: PartOutcome;
+      } & PartOutcome)
     | {
         type: 'finished';
         status?: string;

@@ -23,4 +23,13 @@ export { openBus, type OpenBusOptions } from './bus/index';
 export { openAmqpBus, type AmqpBusOptions } from './bus/amqp';
 export { openMeter } from './meter/index';
 export { MemoryMeter } from './meter/memory';
-export { DEFAULT_MAX_DELIVERIES, deliveryWithVerdict, resolveRetryPolicy, settleWithin, unfinishedDelivery } from './bus/common';
+export {
+  DEFAULT_MAX_DELIVERIES,
+  deliveryWithVerdict,
+  REPLAY_HEADER,
+  replayOf,
+  resolveRetryPolicy,
+  settleWithin,
+  unfinishedDelivery,
+} from './bus/common';
+export * from './jobs/parts';

@@ -4,7 +4,7 @@
  * and its holdout error), and the one-run-per-tenant lock. The public summary of a run is
  * its `model_runs` row (ListModelRuns).
  */
-import type { Collection, Doc, PrincipalContext, Store } from '@supply/kit';
+import { partCollection, type Collection, type Doc, type PartRecord, type PrincipalContext, type Store } from '@supply/kit';
 import type { Algorithm, Constraint, MissingImputation } from '../engines/forecast/index';
 import type { ForecastScope } from './request';
 
@@ -73,6 +73,16 @@ export interface ChunkCounts {
   failed: number;
 }
 
+/** What a chunk did, recorded once in the run's part ledger. */
+export interface ForecastChunkOutcome {
+  /** Series of the chunk. */
+  processed: number;
+  counts: ChunkCounts;
+  /** The first errors (at most the job's limit); `errors_count` counts them all. */
+  errors: Array<{ row: number; field: string; message: string }>;
+  errors_count: number;
+}
+
 export interface ForecastChunkDoc extends Doc {
   /** `<run>:<seq>` */
   _id: string;
@@ -81,9 +91,8 @@ export interface ForecastChunkDoc extends Doc {
   /** Position (in the run's series order) of `series[0]`. */
   first_position: number;
   series: SeriesRef[];
+  /** Mirrors the chunk's record in the part ledger (`pending` until it has one). */
   state: ChunkState;
-  /** Once settled. */
-  counts?: ChunkCounts;
   updated_at: number;
 }
 
@@ -151,12 +160,14 @@ export interface RunLockDoc extends Doc {
 export interface ForecastCollections {
   runs: Collection<ForecastRunDoc>;
   chunks: Collection<ForecastChunkDoc>;
+  /** The part ledger: each chunk's outcome, recorded once. */
+  parts: Collection<PartRecord<ForecastChunkOutcome>>;
   results: Collection<SeriesResultDoc>;
   locks: Collection<RunLockDoc>;
 }
 
 export async function openForecastCollections(store: Store): Promise<ForecastCollections> {
-  const [runs, chunks, results, locks] = await Promise.all([
+  const [runs, chunks, parts, results, locks] = await Promise.all([
     store.collection<ForecastRunDoc>({
       name: 'forecast_runs',
       indexes: [
@@ -196,6 +207,7 @@ export async function openForecastCollections(store: Store): Promise<ForecastCol
         { name: 'state', keys: [['state', 1]] },
       ],
     }),
+    store.collection<PartRecord<ForecastChunkOutcome>>(partCollection('forecast_parts')),
     store.collection<SeriesResultDoc>({
       name: 'forecast_series',
       indexes: [
@@ -210,7 +222,7 @@ export async function openForecastCollections(store: Store): Promise<ForecastCol
     }),
     store.collection<RunLockDoc>({ name: 'forecast_locks' }),
   ]);
-  return { runs, chunks, results, locks };
+  return { runs, chunks, parts, results, locks };
 }
 
 /** The lower-cased names a result is filtered by; the model family is the name before its parameters. */

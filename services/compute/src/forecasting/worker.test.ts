@@ -394,9 +394,21 @@ describe('forecast workers (embedded store and bus, transactional on its own sto
     assert.equal(job.errors_count, 1);
     assert.equal(job.errors[0]!.row, 1);
     assert.equal(job.errors[0]!.field, 'item_customer_group_id');
-    assert.match(job.errors[0]!.message, /^SKU-002 \/ Retail: .*failed 2 times \(transactional refused the series\)/);
+    assert.equal(job.errors[0]!.message, 'SKU-002 / Retail: Could not be forecast: transactional refused the series.');
     assert.equal((await forecasts.results.findOne({ run_id: run._id, position: 1 }))!.status, 'failed');
     assert.equal((await bus.deadLetters(FORECAST_QUEUE)).length, 1, 'the poison chunk rests in the dead-letter queue');
+
+    // The cause is fixed and an operator replays the dead letter: the chunk runs again and its new outcome replaces the failure.
+    failing.clear();
+    assert.equal(await bus.replayDeadLetters(FORECAST_QUEUE), 1);
+    for (let i = 0; i < 400 && jobs.get(run.job_id)!.result.failed > 0; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+    const replayed = jobs.get(run.job_id)!;
+    assert.deepEqual(
+      [replayed.status, replayed.result, replayed.errors_count],
+      ['succeeded', { created: 4 * 8, updated: 0, deleted: 0, unchanged: 0, failed: 0 }, 0],
+    );
+    assert.equal((await forecasts.results.findOne({ run_id: run._id, position: 1 }))!.status, 'forecast');
+    assert.equal((await bus.deadLetters(FORECAST_QUEUE)).length, 0);
   });
 
   it('sweeps stalled runs: one never fully queued fails, one whose finishing step was lost finishes', async () => {

@@ -13,7 +13,11 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import {
   currentContext,
   DEFAULT_MAX_DELIVERIES,
+  PartLedger,
+  partEvent,
   publicReason,
+  replayOf,
+  type MessageEnvelope,
   type Bus,
   type CallOverrides,
   type Collection,
@@ -21,7 +25,7 @@ import {
   type Logger,
   type Metrics,
 } from '@supply/kit';
-import { JOB_EVENTS_QUEUE, queue, supply_transactional_v1 as tpb, type ExternalJobEvent } from '@supply/contracts';
+import { JOB_EVENTS_QUEUE, MAX_JOB_ERRORS, queue, supply_transactional_v1 as tpb, type ExternalJobEvent } from '@supply/contracts';
 import { forecastDatedSeries, toPeriodSeries } from '../engines/forecast/index';
 import type { ModelRunDoc } from '../runs/repository';
 import { readHistory, seriesInput, type SalesPort } from './history';
@@ -34,6 +38,7 @@ import {
   type ChunkCounts,
   type SeriesIntervals,
   type ForecastChunkDoc,
+  type ForecastChunkOutcome,
   type ForecastCollections,
   type ForecastRunDoc,
   type SeriesResultDoc,
@@ -106,22 +111,25 @@ const reasonOf = (err: unknown) => (err instanceof RangeError ? err.message : pu
 
 export class ForecastWorker {
   private readonly maxDeliveries: number;
+  private readonly ledger: PartLedger<ForecastChunkOutcome>;
 
   constructor(private readonly deps: WorkerDeps) {
     deps.metrics?.expectParts(FORECAST_JOB_KIND);
     this.maxDeliveries = deps.maxDeliveries ?? DEFAULT_MAX_DELIVERIES;
+    this.ledger = new PartLedger(deps.forecasts.parts, deps);
   }
 
-  readonly handle = async (message: ForecastMessage, delivery: Delivery): Promise<void> => {
+  readonly handle = async (message: ForecastMessage, delivery: Delivery, envelope?: MessageEnvelope): Promise<void> => {
     const run = await this.deps.forecasts.runs.findById(message.run_id);
     if (!run || run.tenant !== message.tenant) {
       this.deps.logger.warn({ run: message.run_id, step: message.step }, 'forecast message for no run; dropped');
       return;
     }
-    if (run.phase === 'done') return;
+    // A finished run takes only an operator's replay of a chunk that failed.
+    if (run.phase === 'done' && !(message.step === 'chunk' && replayOf(envelope) > 0)) return;
+    if (message.step === 'chunk') return this.chunk(run, message.seq, delivery, envelope);
     try {
-      if (message.step === 'chunk') await this.chunk(run, message.seq, delivery);
-      else await this.finish(run, delivery);
+      await this.finish(run, delivery);
     } catch (err) {
       this.deps.metrics?.partFailed(FORECAST_JOB_KIND, delivery, err);
       throw err;
@@ -134,36 +142,33 @@ export class ForecastWorker {
 
   // ------------------------------------------------------------------ chunks
 
-  private async chunk(run: ForecastRunDoc, seq: number, delivery: Delivery): Promise<void> {
+  private async chunk(run: ForecastRunDoc, seq: number, delivery: Delivery, envelope?: MessageEnvelope): Promise<void> {
     const { chunks } = this.deps.forecasts;
     const chunk = await chunks.findById(chunkId(run._id, seq));
     if (!chunk) throw new Error(`chunk ${seq} of forecast run ${run._id} is missing`);
-    if (chunk.state === 'pending') {
-      try {
-        await this.markStarted(run);
-        const { counts, errors } = await this.forecastChunk(run, chunk);
-        // Reported before it is marked done, so every chunk's event is on the bus before the finishing step is.
-        await this.send({
-          type: 'part',
-          job_id: run.job_id,
-          tenant: run.tenant,
-          part: `chunk-${seq}`,
-          processed: chunk.series.length,
-          result: counts,
-          errors,
-          errors_count: errors.length,
-        });
-        await chunks.updateOne({ _id: chunk._id, state: 'pending' }, { $set: { state: 'done', counts, updated_at: Date.now() } });
-      } catch (err) {
-        // Thrown back while the bus would still retry (a dependency down is retried through the outage window).
-        if (delivery.deliveryCount < this.maxDeliveries && !delivery.willDeadLetter?.(err)) throw err;
-        await this.failChunk(run, chunk, err);
-        await this.afterChunk(run);
-        // Rethrown so the bus keeps the message in the dead-letter queue for inspection.
-        throw err;
-      }
-    }
-    await this.afterChunk(run);
+    await this.ledger.settle(
+      {
+        job: run._id,
+        part: `chunk-${seq}`,
+        kind: FORECAST_JOB_KIND,
+        run: async () => {
+          await this.markStarted(run);
+          return this.forecastChunk(run, chunk);
+        },
+        failed: (_err, reason) => this.failChunk(run, chunk, reason),
+        report: (record) =>
+          this.send(
+            partEvent(record, run, (o) => ({ processed: o.processed, result: o.counts, errors: o.errors, errors_count: o.errors_count })),
+          ),
+        recorded: async (record) => {
+          // The chunk's state mirrors its record, for the service's backlog count.
+          await chunks.updateOne({ _id: chunk._id }, { $set: { state: record.state, updated_at: Date.now() } });
+          await this.afterChunk(run);
+        },
+      },
+      delivery,
+      envelope,
+    );
   }
 
   private async markStarted(run: ForecastRunDoc): Promise<void> {
@@ -174,7 +179,7 @@ export class ForecastWorker {
   }
 
   /** Forecasts every series of the chunk and writes the results; a series that fails is reported, not fatal. */
-  async forecastChunk(run: ForecastRunDoc, chunk: ForecastChunkDoc): Promise<{ counts: ChunkCounts; errors: RowError[] }> {
+  async forecastChunk(run: ForecastRunDoc, chunk: ForecastChunkDoc): Promise<ForecastChunkOutcome> {
     const call = callFor(run);
     const history = await readHistory(
       this.deps.sales,
@@ -282,7 +287,7 @@ export class ForecastWorker {
     }
     await this.deps.forecasts.results.bulkUpsert(results.map(({ _id, ...set }) => ({ key: { _id }, set })));
     await this.keepLatest(run, results);
-    return { counts, errors };
+    return { processed: chunk.series.length, counts, errors: errors.slice(0, MAX_JOB_ERRORS), errors_count: errors.length };
   }
 
   /** The uncertainty of the forecasts just written becomes their series' latest (a skipped or failed series keeps its earlier one, as its forecasts stay). */
@@ -308,9 +313,9 @@ export class ForecastWorker {
     if (rows.length > 0) await latest.bulkUpsert(rows);
   }
 
-  /** The chunk's last allowed delivery failed: every series of it is reported failed (the bus dead-letters the message). */
-  private async failChunk(run: ForecastRunDoc, chunk: ForecastChunkDoc, err: unknown): Promise<void> {
-    const message = `Could not be forecast: chunk ${chunk.seq} failed ${this.maxDeliveries} times (${publicReason(err)}).`;
+  /** The bus gave up on the chunk: every series of it is recorded failed, with the reason. */
+  private async failChunk(run: ForecastRunDoc, chunk: ForecastChunkDoc, reason: string): Promise<ForecastChunkOutcome> {
+    const message = `Could not be forecast: ${reason}.`;
     const results = chunk.series.map((series, i) => ({ position: chunk.first_position + i, series }));
     await this.deps.forecasts.results.bulkUpsert(
       results.map(({ position, series }) => ({
@@ -343,21 +348,7 @@ export class ForecastWorker {
       field: 'item_customer_group_id',
       message: `${seriesLabel(series)}: ${message}`,
     }));
-    await this.send({
-      type: 'part',
-      job_id: run.job_id,
-      tenant: run.tenant,
-      part: `chunk-${chunk.seq}`,
-      processed: chunk.series.length,
-      result: counts,
-      errors,
-      errors_count: errors.length,
-    });
-    await this.deps.forecasts.chunks.updateOne(
-      { _id: chunk._id, state: 'pending' },
-      { $set: { state: 'failed', counts, updated_at: Date.now() } },
-    );
-    this.deps.logger.error({ err, run: run._id, job: run.job_id, chunk: chunk.seq }, 'forecast chunk failed for good');
+    return { processed: chunk.series.length, counts, errors: errors.slice(0, MAX_JOB_ERRORS), errors_count: errors.length };
   }
 
   /** Shows the run moving, and queues the finishing step once every chunk has settled. */
@@ -367,7 +358,7 @@ export class ForecastWorker {
   }
 
   private async allSettled(run: ForecastRunDoc): Promise<boolean> {
-    return (await this.deps.forecasts.chunks.count({ run_id: run._id, state: { $in: ['done', 'failed'] } })) >= run.chunks;
+    return (await this.ledger.settled(run._id)) >= run.chunks;
   }
 
   async queueFinish(run: ForecastRunDoc): Promise<void> {
@@ -480,10 +471,10 @@ export class ForecastWorker {
     deleted: number,
     replaceFailure: string | null,
   ): Promise<NonNullable<ForecastRunDoc['outcome']>> {
-    const { chunks, results } = this.deps.forecasts;
+    const { results } = this.deps.forecasts;
     const totals: ChunkCounts = { created: 0, updated: 0, unchanged: 0, failed: 0 };
-    for await (const c of chunks.iterate({ run_id: run._id })) {
-      for (const key of Object.keys(totals) as Array<keyof ChunkCounts>) totals[key] += c.counts?.[key] ?? 0;
+    for (const c of await this.ledger.list(run._id)) {
+      for (const key of Object.keys(totals) as Array<keyof ChunkCounts>) totals[key] += c.outcome.counts[key];
     }
     const [forecast, skipped, failed] = await Promise.all(
       (['forecast', 'skipped', 'failed'] as const).map((status) => results.count({ run_id: run._id, status })),

@@ -1,4 +1,4 @@
-import type { Collection, Doc, PrincipalContext, Store } from '@supply/kit';
+import { partCollection, type Collection, type Doc, type PartRecord, type PrincipalContext, type Store } from '@supply/kit';
 import type { SupplyPolicy } from '../engines/mrp';
 import type { GenerationMode } from './request';
 
@@ -28,17 +28,16 @@ export interface PlanJobDoc extends Doc {
   created_ms: number;
 }
 
-/** A chunk once planned: what it reported, so a redelivery reports the same again without replanning. */
-export interface PlanChunkDoc extends Doc {
-  /** `<run id>:<seq>` */
-  _id: string;
-  run_id: number;
+/** What a chunk of a plan run did, recorded once in the part ledger, so a redelivery reports it again without replanning. */
+export interface PlanChunkOutcome {
   seq: number;
   planned: number;
   failed: number;
   errors: Array<{ row: number; field: string; message: string }>;
   errors_count: number;
 }
+
+export type PlanChunkDoc = PartRecord<PlanChunkOutcome>;
 
 export interface PlanRepositories {
   jobs: Collection<PlanJobDoc>;
@@ -60,19 +59,7 @@ export async function openPlanRepositories(store: Store): Promise<PlanRepositori
         },
       ],
     }),
-    store.collection<PlanChunkDoc>({
-      name: 'supply_plan_chunks',
-      indexes: [
-        {
-          name: 'run_seq',
-          keys: [
-            ['run_id', 1],
-            ['seq', 1],
-          ],
-          unique: true,
-        },
-      ],
-    }),
+    store.collection<PlanChunkDoc>(partCollection('supply_plan_parts')),
   ]);
   return { jobs, chunks };
 }

@@ -7,7 +7,8 @@ import type { ExternalJobEvent, supply_reference_v1 as ref, supply_transactional
 import { bucketsFromCalendar } from '../engines/mrp';
 import { openModelRuns } from '../runs/repository';
 import { openPlanRepositories, type PlanRepositories } from './repository';
-import { PlanChunkWorker, LAST_DELIVERY } from './worker';
+import { REPLAY_HEADER } from '@supply/kit';
+import { PlanChunkWorker } from './worker';
 
 const PERIODS = bucketsFromCalendar({ start: '2025-01-06', bucket: 'week', count: 8 });
 
@@ -154,7 +155,7 @@ describe('supply planning: plan-run chunk worker', () => {
     );
     const part = sent[1]!;
     assert.equal(part.queue, 'workflows.job-events');
-    assert.equal(part.messageId, `${runId}:part:0`);
+    assert.equal(part.messageId, `part:${runId}:chunk-0:0`);
     assert.deepEqual(part.body, {
       job_id: 70,
       tenant: 'demo',
@@ -195,39 +196,64 @@ describe('supply planning: plan-run chunk worker', () => {
     assert.equal((await repos.jobs.findById(runId))!.open, false);
   });
 
-  it('retries a chunk on infrastructure failures, and on its last delivery reports it failed so the job still ends', async () => {
+  it('retries a chunk while the bus would retry it: nothing recorded, nothing reported but its start', async () => {
     const { worker, sent, fake, runId } = await setUp([[1]]);
     fake.failWrites(true);
-    await assert.rejects(
-      worker.handle({ tenant: 'demo', run_id: runId, seq: 0 }, { messageId: 'm', deliveryCount: 1 }),
-      /transactional is down/,
-    );
+    const retried = Object.defineProperty({ messageId: 'm', deliveryCount: 1 }, 'willDeadLetter', { value: () => false });
+    await assert.rejects(worker.handle({ tenant: 'demo', run_id: runId, seq: 0 }, retried), /transactional is down/);
     assert.deepEqual(
       sent.map((s) => s.body.type),
       ['started'],
       'nothing reported',
     );
-    sent.length = 0;
-    assert.equal(await repos.chunks.count({ run_id: runId }), 0, 'nothing recorded, so the retry plans again');
-
-    await worker.handle({ tenant: 'demo', run_id: runId, seq: 0 }, { messageId: 'm', deliveryCount: LAST_DELIVERY });
-    assert.deepEqual(
-      sent.map((s) => s.body.type),
-      ['started', 'part', 'finished'],
-    );
-    assert.deepEqual(sent[1]!.body.type === 'part' && sent[1]!.body.result, { created: 0, failed: 1 });
-    assert.equal(sent[2]!.body.type === 'finished' && sent[2]!.body.status, 'failed');
+    assert.equal(await repos.chunks.count({ job: String(runId) }), 0, 'nothing recorded, so the retry plans again');
   });
 
-  it('reports the chunk failed when the bus says this failure would dead-letter it (a dependency down for the whole outage window)', async () => {
-    const { worker, sent, fake, runId } = await setUp([[1]]);
+  it('a chunk the bus gives up on is recorded failed, reported, finishes the job, and still goes to the dead-letter queue; a replay plans it again', async () => {
+    const { worker, sent, fake, runs, runId } = await setUp([[1]]);
     fake.failWrites(true);
     const lastChance = Object.defineProperty({ messageId: 'm', deliveryCount: 1 }, 'willDeadLetter', { value: () => true });
-    await worker.handle({ tenant: 'demo', run_id: runId, seq: 0 }, lastChance);
+    await assert.rejects(
+      worker.handle({ tenant: 'demo', run_id: runId, seq: 0 }, lastChance),
+      /transactional is down/,
+      'thrown, so the bus dead-letters it',
+    );
     assert.deepEqual(
       sent.map((s) => s.body.type),
       ['started', 'part', 'finished'],
     );
+    const failed = sent[1]!.body;
+    assert.deepEqual(failed.type === 'part' && [failed.result, failed.errors?.[0]?.message], [
+      { created: 0, failed: 1 },
+      'Could not be planned: a service it depends on stayed unavailable for the whole outage window',
+    ]);
     assert.equal(sent[2]!.body.type === 'finished' && sent[2]!.body.status, 'failed');
+    assert.equal((await repos.chunks.findById(`${runId}:chunk-0`))!.state, 'failed');
+
+    // A redelivery of the same generation reports the recorded failure again, without planning.
+    sent.length = 0;
+    await worker.handle({ tenant: 'demo', run_id: runId, seq: 0 }, { messageId: 'm', deliveryCount: 1 });
+    assert.deepEqual(
+      sent.map((s) => s.body.type),
+      ['part', 'finished'],
+    );
+
+    // The operator replays the dead letter once transactional is back: planned, and the report replaces the failure.
+    fake.failWrites(false);
+    sent.length = 0;
+    await worker.handle(
+      { tenant: 'demo', run_id: runId, seq: 0 },
+      { messageId: 'm', deliveryCount: 1 },
+      { headers: { [REPLAY_HEADER]: '1' } },
+    );
+    const replayed = sent.find((s) => s.body.type === 'part')!.body;
+    assert.ok(replayed.type === 'part');
+    assert.deepEqual(
+      [replayed.revision, replayed.result, replayed.replaces?.result],
+      [1, { created: 1, failed: 0 }, { created: 0, failed: 1 }],
+    );
+    const last = sent.at(-1)!.body;
+    assert.equal(last.type === 'finished' && last.status, 'succeeded');
+    assert.equal((await runs.findById(runId))!.status, 'succeeded', 'the run follows its replayed chunk');
   });
 });

@@ -53,6 +53,7 @@ import {
   errorMessage,
   inDeliveryContext,
   namespaced,
+  replayedHeaders,
   resolvePrefetch,
   resolveRetryPolicy,
   settleWithin,
@@ -486,6 +487,38 @@ class AmqpBus implements Bus {
       }
       return found;
     });
+  }
+
+  /** Takes dead letters one at a time, publishes each back to the work queue (confirmed), then acks it: a crash between the two replays it twice. */
+  async replayDeadLetters(queue: string, limit = 100): Promise<number> {
+    assertName('queue', queue);
+    assertLimit(limit);
+    const dead = deadQueueOf(this.name(queue));
+    let moved = 0;
+    await this.withSession(`replay dead letters of ${queue}`, async (session) => {
+      await this.declareDeadQueue(session, queue);
+      await this.declareQueue(session, queue);
+      const channel = await session.model.createChannel();
+      channel.on('error', (err: Error) => this.log.warn({ err: err.message }, 'dead-letter replay channel closed'));
+      try {
+        while (moved < limit) {
+          const message = await channel.get(dead, { noAck: false });
+          if (message === false) break;
+          await session.publish('', this.name(queue), message.content, {
+            persistent: true,
+            messageId: messageIdOf(message),
+            contentType: message.properties.contentType ?? 'application/json',
+            timestamp: message.properties.timestamp,
+            headers: replayedHeaders(envelopeOf(message).headers),
+          });
+          channel.ack(message);
+          moved++;
+        }
+      } finally {
+        await channel.close().catch(() => undefined);
+      }
+    });
+    return moved;
   }
 
   async ping(): Promise<void> {

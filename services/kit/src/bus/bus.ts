@@ -73,6 +73,13 @@ export interface Bus {
   queueStats?(queue: string): Promise<QueueStats>;
   /** Reads (without consuming) the dead-lettered messages of a queue, oldest first. */
   deadLetters<T>(queue: Queue<T>, limit?: number): Promise<Array<{ messageId: string; body: T }>>;
+  /**
+   * Moves up to `limit` dead letters of the queue back onto it, oldest first, as fresh messages
+   * (their deliveries and retries start again) with the same id and headers, plus `x-replay`
+   * counting the replays (see replayOf), so the owner of the work can run it again. Resolves
+   * to the number moved. At least once: a message may be moved twice if the mover dies midway.
+   */
+  replayDeadLetters<T>(queue: Queue<T>, limit?: number): Promise<number>;
   ping(): Promise<void>;
   /** Shutdown has begun: a closing consumer waits for its running handlers until `deadline` (epoch ms) at the latest, then hands their messages back. */
   drainBy?(deadline: number): void;

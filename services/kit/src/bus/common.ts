@@ -17,6 +17,20 @@ export const DEFAULT_REDELIVERY_MAX_DELAY_MS = 10_000;
 
 export type BusLogger = Logger;
 
+/** The header a replayed dead letter carries: how many times an operator has replayed it. */
+export const REPLAY_HEADER = 'x-replay';
+
+/** The replay generation of a message's headers (0: never replayed). */
+export function replayOf(envelope: { headers: Record<string, string> } | undefined): number {
+  const n = Number(envelope?.headers[REPLAY_HEADER] ?? 0);
+  return Number.isSafeInteger(n) && n > 0 ? n : 0;
+}
+
+/** The headers of a dead letter as it goes back on its queue: the sender's, one more replay. */
+export function replayedHeaders(headers: Record<string, string> | undefined): Record<string, string> {
+  return { ...headers, [REPLAY_HEADER]: String(replayOf({ headers: headers ?? {} }) + 1) };
+}
+
 /**
  * Runs a delivery's handler in a context of its own, named `requestId` and acting for
  * nobody: otherwise it would inherit whatever context woke it (the sender's request, with

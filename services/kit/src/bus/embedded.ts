@@ -33,6 +33,7 @@ import {
   errorMessage,
   inDeliveryContext,
   namespaced,
+  replayedHeaders,
   resolveRetryPolicy,
   resolvePrefetch,
   settleWithin,
@@ -258,6 +259,48 @@ class EmbeddedBus implements Bus {
       },
     );
     return docs.map((doc) => ({ messageId: doc.messageId, body: decodeBody<T>(doc.payload) }));
+  }
+
+  async replayDeadLetters(queue: string, limit = 100): Promise<number> {
+    this.assertOpen();
+    assertName('queue', queue);
+    assertLimit(limit);
+    if (limit === 0) return 0;
+    const name = this.name(queue);
+    const dead = await this.messages.find(
+      { queue: deadQueueOf(name) },
+      {
+        sort: [
+          ['visibleAt', 1],
+          ['_id', 1],
+        ],
+        limit,
+      },
+    );
+    let moved = 0;
+    for (const doc of dead) {
+      // One atomic move per message, matched on its dead queue, so two replays cannot both move it.
+      const back = await this.messages.updateOne(
+        { _id: doc._id, queue: doc.queue },
+        {
+          $set: {
+            queue: name,
+            state: 'ready',
+            deliveryCount: 0,
+            retries: 0,
+            firstFailureAt: null,
+            visibleAt: Date.now(),
+            claim: null,
+            owner: null,
+            headers: replayedHeaders(doc.headers),
+          },
+          $unset: { deadLetter: '' },
+        },
+      );
+      moved += back.modified;
+    }
+    if (moved > 0) wakeups.emit(name);
+    return moved;
   }
 
   async ping(): Promise<void> {

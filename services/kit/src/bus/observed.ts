@@ -67,7 +67,7 @@ export function observeBus(bus: Bus, opts: { metrics?: Metrics; maxDeliveries: n
         }
         const started = process.hrtime.bigint();
         const ctx = contextOfHeaders(envelope?.headers);
-        const handle = () => (ctx ? runWithContext(ctx, () => handler(body, delivery)) : handler(body, delivery));
+        const handle = () => (ctx ? runWithContext(ctx, () => handler(body, delivery, envelope)) : handler(body, delivery, envelope));
         try {
           await consumeInSpan(queue, envelope?.headers, handle);
           metrics?.bus(queue, 'acknowledged');
@@ -94,6 +94,7 @@ export function observeBus(bus: Bus, opts: { metrics?: Metrics; maxDeliveries: n
       tracingEnabled() ? produceInSpan(topic, 'publish', () => bus.publish(topic, event)) : bus.publish(topic, event),
     subscribe: (topic, handler) => bus.subscribe(topic, handler),
     deadLetters: (queue, limit) => bus.deadLetters(queue, limit),
+    replayDeadLetters: (queue, limit) => bus.replayDeadLetters(queue, limit),
     ...(queueStats && { queueStats }),
     ping: () => bus.ping(),
     close: () => bus.close(),

@@ -15,6 +15,16 @@ const FULL: ExternalJobEvent[] = [
     errors: [{ row: 4, field: 'quantity', message: 'The quantity field must be a number.' }],
     errors_count: 1,
   },
+  {
+    type: 'part',
+    job_id: 3,
+    tenant: 'demo',
+    part: 'chunk-1',
+    processed: 6,
+    result: { created: 6 },
+    revision: 2,
+    replaces: { processed: 6, result: { failed: 6 }, errors: [{ row: 6, field: 'chunk', message: 'failed' }], errors_count: 1 },
+  },
   { type: 'finished', job_id: 3, tenant: 'demo', status: 'partially_succeeded', message: 'Planned 11 of 12.', parts: 2 },
 ];
 

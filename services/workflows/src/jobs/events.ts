@@ -19,6 +19,13 @@ const counts = z.object({
   failed: z.number().min(0),
 });
 
+const partOutcome = {
+  processed: z.number().int().min(0).optional(),
+  result: counts.partial().optional(),
+  errors: z.array(rowError).max(1000).optional(),
+  errors_count: z.number().int().min(0).optional(),
+};
+
 /** What other services may send (workflows.proto, JobEvent); sync workers' own events pass as they are. */
 const externalEvent = z.discriminatedUnion('type', [
   z.object({ type: z.literal('started'), job_id: z.number().int(), tenant: z.string(), total: z.number().int().min(0).optional() }),
@@ -27,10 +34,9 @@ const externalEvent = z.discriminatedUnion('type', [
     job_id: z.number().int(),
     tenant: z.string(),
     part: z.string().min(1).max(200),
-    processed: z.number().int().min(0).optional(),
-    result: counts.partial().optional(),
-    errors: z.array(rowError).max(1000).optional(),
-    errors_count: z.number().int().min(0).optional(),
+    ...partOutcome,
+    revision: z.number().int().min(0).max(1_000_000).optional(),
+    replaces: z.object(partOutcome).optional(),
   }),
   z.object({
     type: z.literal('finished'),

@@ -261,6 +261,45 @@ describe('job events fold', () => {
     ]);
     assert.deepEqual([named.status, named.result.created], ['failed', 1], 'a reported status stays');
   });
+
+  it('a replayed part replaces what was counted for it, once per revision, and the finished status follows', () => {
+    const ext = (e: object) => ({ job_id: 7, tenant: 'demo', ...e }) as JobEvent;
+    const lost = { row: 10, field: 'item_customer_group_id', message: 'chunk-1 failed' };
+    const failedPart = { processed: 10, result: { failed: 10 }, errors: [lost], errors_count: 1 };
+    const done = fold(job(null, 0), [
+      ext({ type: 'started', total: 20 }),
+      ext({ type: 'part', part: 'chunk-0', processed: 10, result: { created: 10 } }),
+      ext({ type: 'part', part: 'chunk-1', ...failedPart }),
+      ext({ type: 'finished', status: 'partially_succeeded', message: 'Half.', parts: 2 }),
+    ]);
+    assert.deepEqual([done.status, done.result.created, done.result.failed, done.errors_count], ['partially_succeeded', 10, 10, 1]);
+    const replay = ext({ type: 'part', part: 'chunk-1', processed: 10, result: { created: 10 }, revision: 1, replaces: failedPart });
+    const replayed = foldJobEvent(done, replay, NOW)!;
+    assert.deepEqual(
+      [
+        replayed.status,
+        replayed.progress.processed,
+        replayed.result.created,
+        replayed.result.failed,
+        replayed.errors_count,
+        replayed.errors,
+      ],
+      ['succeeded', 20, 20, 0, 0, []],
+    );
+    assert.match(replayed.message!, /^Half\. Part chunk-1 was replayed \(revision 1\): 10 created\.$/);
+    assert.equal(foldJobEvent(replayed, replay, NOW), null, 'a redelivered revision counts once');
+    const first = fold(job(null, 0), [ext({ type: 'finished', parts: 1 }), replay]);
+    assert.deepEqual(
+      [first.status, first.result.created, first.result.failed],
+      ['succeeded', 10, 0],
+      'a part never counted: its revision is its first count',
+    );
+    assert.equal(
+      foldJobEvent(first, ext({ type: 'part', part: 'chunk-1', ...failedPart }), NOW),
+      null,
+      'and its late first report is not counted too',
+    );
+  });
 });
 
 describe('a job ended as stalled', () => {

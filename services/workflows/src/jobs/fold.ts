@@ -2,7 +2,13 @@
  * Folding job events into the job record: a pure function of (record, event), so the
  * consumer can apply it under compare-and-set and a redelivered event changes nothing.
  */
-import { FINISHED_JOB_STATUSES, JOB_EVENTS_QUEUE as EXTERNAL_JOB_EVENTS_QUEUE, type ExternalJobEvent, type Queue } from '@supply/contracts';
+import {
+  FINISHED_JOB_STATUSES,
+  JOB_EVENTS_QUEUE as EXTERNAL_JOB_EVENTS_QUEUE,
+  type ExternalJobEvent,
+  type PartOutcome,
+  type Queue,
+} from '@supply/contracts';
 import { MAX_JOB_ERRORS, type JobCounts, type JobDoc, type JobStatus, type RowErrorRecord } from './repository';
 import { isFinishedStatus, moveJob, moveSync } from './states';
 
@@ -66,7 +72,7 @@ function start(job: JobDoc, now: string): void {
 function partOf(event: JobEvent): string | null {
   switch (event.type) {
     case 'part':
-      return `p:${event.part}`;
+      return event.revision ? `p:${event.part}#${event.revision}` : `p:${event.part}`;
     case 'chunk_validated':
       return `v${event.seq}`;
     case 'chunk_applied':
@@ -96,9 +102,28 @@ function finish(job: JobDoc, now: string, status: JobStatus, message: string): v
   if (job.sync) moveSync(job.sync, 'done');
 }
 
-/** `part` events counted so far. */
+/** `part` events counted so far (a replayed part's revisions count as the part). */
 function countedParts(job: JobDoc): number {
-  return job.parts.filter((p) => p.startsWith('p:')).length;
+  return job.parts.filter((p) => p.startsWith('p:') && !p.includes('#')).length;
+}
+
+/** Takes back what the job counted for a part whose dead letter was replayed (its new outcome is added next). */
+function takeBack(job: JobDoc, replaced: PartOutcome): void {
+  job.progress.processed = Math.max(0, job.progress.processed - Math.max(0, Number(replaced.processed ?? 0)));
+  for (const key of Object.keys(job.result) as Array<keyof JobCounts>) {
+    const n = Number(replaced.result?.[key] ?? 0);
+    if (Number.isFinite(n) && n > 0) job.result[key] = Math.max(0, job.result[key] - n);
+  }
+  const gone = new Set((replaced.errors ?? []).map((e) => `${e.row}\u0000${e.field}\u0000${e.message}`));
+  if (gone.size > 0) job.errors = job.errors.filter((e) => !gone.has(`${e.row}\u0000${e.field}\u0000${e.message}`));
+  job.errors_count = Math.max(0, job.errors_count - Math.max(replaced.errors_count ?? 0, replaced.errors?.length ?? 0));
+}
+
+function summaryOfPart(event: { processed?: number; result?: Partial<JobCounts> }): string {
+  const counts = Object.entries(event.result ?? {})
+    .filter(([, n]) => Number(n) > 0)
+    .map(([k, n]) => `${n} ${k}`);
+  return counts.length > 0 ? counts.join(', ') : `${event.processed ?? 0} processed`;
 }
 
 function finishAsReported(job: JobDoc, now: string, status: string, message: string): void {
@@ -217,6 +242,22 @@ export function foldJobEvent(current: JobDoc, event: JobEvent, now: string): Job
   if (part !== null) {
     if (job.parts.includes(part)) return null;
     job.parts.push(part);
+  }
+  if (event.type === 'part' && event.revision) {
+    // A replayed dead letter: its outcome replaces the one counted for the part. If the part was
+    // never counted, this outcome is its first; if it was, without what to take back, it stays.
+    const base = `p:${event.part}`;
+    if (job.parts.includes(base)) {
+      if (!event.replaces) {
+        job.updated_at = now;
+        return job;
+      }
+      takeBack(job, event.replaces);
+    } else job.parts.push(base);
+    if (lateExternalPart) {
+      job.status_reported = false;
+      job.message = `${job.message ?? ''} Part ${event.part} was replayed (revision ${event.revision}): ${summaryOfPart(event)}.`.trim();
+    }
   }
   start(job, now);
   switch (event.type) {
