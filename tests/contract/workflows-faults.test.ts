@@ -270,6 +270,7 @@ describe('workflows faults', function () {
       const store = await sys.proc.deps.openStore('workflows');
       const { upload } = (await (await openJobs(store)).findById(jobId))!.sync!;
       const staging = await openStaging(store);
+      const good = (await staging.chunks.findOne({ upload, seq: 1 }))!.rows_json;
       await staging.chunks.updateOne({ upload, seq: 1 }, { $set: { rows_json: 'not rows' } });
       await workflows.start!();
 
@@ -299,6 +300,20 @@ describe('workflows faults', function () {
         sell_date_to: rows.to,
       });
       assert.equal(stored.filter((r) => ITEMS.includes(r.item_name)).length, 1_500, 'chunks 0 and 2 loaded');
+
+      // The cause is mended and an operator replays the dead letter: the chunk loads, and the job's counts follow.
+      await staging.chunks.updateOne({ upload, seq: 1 }, { $set: { rows_json: good } });
+      assert.equal(await (await sys.proc.deps.bus()).replayDeadLetters(CHUNKS_QUEUE, 1000), 1);
+      const replayed = await eventually('the replayed chunk counted', async () => {
+        const j = await readJob({ clients: sys.clients }, 'demo', token, jobId);
+        return j.result.failed === 0 ? j : undefined;
+      });
+      assert.equal(replayed.status, 'succeeded', JSON.stringify(replayed));
+      assert.deepEqual(replayed.result, { created: 2_500, updated: 0, deleted: 0, unchanged: 0, failed: 0 });
+      assert.deepEqual(replayed.progress, { processed: 2_500, total: 2_500 });
+      assert.equal(replayed.errors_count, 0, JSON.stringify(replayed.errors));
+      assert.match(replayed.message, /Chunk 1 was replayed from the dead-letter queue \(revision 1\)\.$/);
+      await assertLoadedOnce(sys.clients, rows);
     } finally {
       await sys.stop();
     }
@@ -306,7 +321,8 @@ describe('workflows faults', function () {
 
   describe('embedded bus', () => {
     it('the all-in-one process killed and restarted mid-job: the job finishes, every row loaded once', () => restartMidJob('embedded'));
-    it('a poison chunk ends in the dead-letter queue and the job reports it', () => poisonChunk('embedded'));
+    it('a poison chunk ends in the dead-letter queue and the job reports it; mended and replayed, it loads and the counts follow', () =>
+      poisonChunk('embedded'));
   });
 
   describe(`RabbitMQ${AMQP_URL ? '' : ' (skipped: AMQP_URL is not set)'}`, () => {
@@ -316,6 +332,7 @@ describe('workflows faults', function () {
     it('a worker process killed with SIGKILL mid-job: the restarted worker finishes it, every row loaded once', workerKilled);
     it('the broker closes every connection mid-job: the job finishes, every row loaded once', brokerClosed);
     it('the all-in-one process killed and restarted mid-job: the job finishes, every row loaded once', () => restartMidJob('rabbitmq'));
-    it('a poison chunk ends in the dead-letter queue and the job reports it', () => poisonChunk('rabbitmq'));
+    it('a poison chunk ends in the dead-letter queue and the job reports it; mended and replayed, it loads and the counts follow', () =>
+      poisonChunk('rabbitmq'));
   });
 });

@@ -139,6 +139,18 @@ export class PartLedger<O> {
     return record;
   }
 
+  /**
+   * The part's message is, or is going, to the dead-letter queue without a handler's verdict
+   * (its last delivery died with its worker): reports the part's record if it has one, else
+   * records it failed now.
+   */
+  async giveUpOn(task: PartTask<O>, err: unknown): Promise<void> {
+    const earlier = await this.find(task.job, task.part);
+    if (!earlier) return this.giveUp(task, null, 0, err);
+    await task.report(earlier);
+    await task.recorded?.(earlier);
+  }
+
   /** The bus is dead-lettering the part: record it failed, with the reason, and tell the job. */
   private async giveUp(task: PartTask<O>, earlier: PartRecord<O> | null, revision: number, err: unknown): Promise<void> {
     const reason = failureReason(err);

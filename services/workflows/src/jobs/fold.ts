@@ -17,24 +17,31 @@ interface EventBase {
   tenant: string;
 }
 
-/** Events the sync workers send about their own chunks. */
-export type SyncJobEvent = EventBase &
-  (
-    | { type: 'chunk_validated'; seq: number; rows: number; invalid_rows: number; errors: RowErrorRecord[]; errors_count: number }
-    | { type: 'chunk_applied'; seq: number; rows: number; result: JobCounts; errors: RowErrorRecord[]; errors_count: number }
-    | {
-        type: 'chunk_failed';
-        seq: number;
-        step: 'validate' | 'load' | 'apply' | 'delete';
-        rows: number;
-        message: string;
-        /** The chunk's first row, so errors[] names the part (absent for delete). */
-        first_row?: number;
-        /** Rows of the chunk an earlier attempt did write (counted as such, not failed). */
-        committed?: Partial<JobCounts>;
-      }
-    | { type: 'scope_deleted'; deleted: number }
-  );
+/** What a sync chunk's step did: the body of its report, as its part ledger records it. */
+export type SyncStepOutcome =
+  | { type: 'chunk_validated'; seq: number; rows: number; invalid_rows: number; errors: RowErrorRecord[]; errors_count: number }
+  | { type: 'chunk_applied'; seq: number; rows: number; result: JobCounts; errors: RowErrorRecord[]; errors_count: number }
+  | {
+      type: 'chunk_failed';
+      seq: number;
+      step: 'validate' | 'load' | 'apply' | 'delete';
+      rows: number;
+      message: string;
+      /** The chunk's first row, so errors[] names the part (absent for delete). */
+      first_row?: number;
+      /** Rows of the chunk an earlier attempt did write (counted as such, not failed). */
+      committed?: Partial<JobCounts>;
+    }
+  | { type: 'scope_deleted'; deleted: number };
+
+/** A chunk's load: applied, or failed while loading or applying (what a replay may replace). */
+type LoadOutcome = Extract<SyncStepOutcome, { type: 'chunk_applied' } | { type: 'chunk_failed' }>;
+
+/**
+ * Events the sync workers send about their own chunks. A load step replayed from the
+ * dead-letter queue reports its revision and the outcome it replaces.
+ */
+export type SyncJobEvent = EventBase & SyncStepOutcome & { revision?: number; replaces?: SyncStepOutcome };
 
 export type JobEvent = ExternalJobEvent | SyncJobEvent;
 
@@ -76,9 +83,11 @@ function partOf(event: JobEvent): string | null {
     case 'chunk_validated':
       return `v${event.seq}`;
     case 'chunk_applied':
-      return `a${event.seq}`;
+      return event.revision ? `a${event.seq}#${event.revision}` : `a${event.seq}`;
     case 'chunk_failed':
-      return event.step === 'delete' ? 'd' : `${event.step === 'validate' ? 'v' : 'a'}${event.seq}`;
+      if (event.step === 'delete') return 'd';
+      if (event.step === 'validate') return `v${event.seq}`;
+      return event.revision ? `a${event.seq}#${event.revision}` : `a${event.seq}`;
     case 'scope_deleted':
       return 'd';
     default:
@@ -107,15 +116,61 @@ function countedParts(job: JobDoc): number {
   return job.parts.filter((p) => p.startsWith('p:') && !p.includes('#')).length;
 }
 
+function isLoadOutcome(outcome: SyncStepOutcome | undefined): outcome is LoadOutcome {
+  return outcome?.type === 'chunk_applied' || (outcome?.type === 'chunk_failed' && (outcome.step === 'load' || outcome.step === 'apply'));
+}
+
+/** A sync chunk's load replayed from the dead-letter queue (revision > 0). */
+function replayedLoad(event: JobEvent): (SyncJobEvent & LoadOutcome) | null {
+  return 'revision' in event && event.revision && event.type !== 'part' && isLoadOutcome(event as SyncStepOutcome)
+    ? (event as SyncJobEvent & LoadOutcome)
+    : null;
+}
+
+function subtractCounts(from: JobCounts, counts: Partial<JobCounts> | undefined): void {
+  for (const key of Object.keys(from) as Array<keyof JobCounts>) {
+    const n = Number(counts?.[key] ?? 0);
+    if (Number.isFinite(n) && n > 0) from[key] = Math.max(0, from[key] - n);
+  }
+}
+
+function dropErrors(job: JobDoc, errors: readonly RowErrorRecord[]): void {
+  const gone = new Set(errors.map((e) => `${e.row}\u0000${e.field}\u0000${e.message}`));
+  if (gone.size > 0) job.errors = job.errors.filter((e) => !gone.has(`${e.row}\u0000${e.field}\u0000${e.message}`));
+}
+
+/** Rows of a failed load an earlier attempt did write, and the counts they are. */
+function committedOf(event: Extract<SyncStepOutcome, { type: 'chunk_failed' }>): { stored: number; written: JobCounts } {
+  const written = { created: 0, updated: 0, unchanged: 0, deleted: 0, failed: 0 };
+  addCounts(written, event.committed);
+  return { stored: Math.min(event.rows, written.created + written.updated + written.unchanged), written };
+}
+
+/** Takes back what a chunk's load added to the job (its replay adds its new outcome next). */
+function reverseLoad(job: JobDoc, outcome: LoadOutcome): void {
+  const sync = job.sync!;
+  sync.applied = Math.max(0, sync.applied - 1);
+  job.progress.processed = Math.max(0, job.progress.processed - outcome.rows);
+  if (outcome.type === 'chunk_applied') {
+    subtractCounts(job.result, outcome.result);
+    dropErrors(job, outcome.errors);
+    job.errors_count = Math.max(0, job.errors_count - outcome.errors_count);
+    return;
+  }
+  sync.failed_chunks = Math.max(0, sync.failed_chunks - 1);
+  sync.failures = sync.failures.filter((m) => m !== outcome.message);
+  dropErrors(job, [{ row: outcome.first_row ?? 0, field: `chunk.${outcome.seq}`, message: outcome.message }]);
+  job.errors_count = Math.max(0, job.errors_count - 1);
+  const { stored, written } = committedOf(outcome);
+  if (stored > 0) subtractCounts(job.result, written);
+  job.result.failed = Math.max(0, job.result.failed - (outcome.rows - stored));
+}
+
 /** Takes back what the job counted for a part whose dead letter was replayed (its new outcome is added next). */
 function takeBack(job: JobDoc, replaced: PartOutcome): void {
   job.progress.processed = Math.max(0, job.progress.processed - Math.max(0, Number(replaced.processed ?? 0)));
-  for (const key of Object.keys(job.result) as Array<keyof JobCounts>) {
-    const n = Number(replaced.result?.[key] ?? 0);
-    if (Number.isFinite(n) && n > 0) job.result[key] = Math.max(0, job.result[key] - n);
-  }
-  const gone = new Set((replaced.errors ?? []).map((e) => `${e.row}\u0000${e.field}\u0000${e.message}`));
-  if (gone.size > 0) job.errors = job.errors.filter((e) => !gone.has(`${e.row}\u0000${e.field}\u0000${e.message}`));
+  subtractCounts(job.result, replaced.result);
+  dropErrors(job, replaced.errors ?? []);
   job.errors_count = Math.max(0, job.errors_count - Math.max(replaced.errors_count ?? 0, replaced.errors?.length ?? 0));
 }
 
@@ -235,8 +290,9 @@ export function foldJobEvent(current: JobDoc, event: JobEvent, now: string): Job
   // Events from other services can arrive out of order: a part that lands after `finished`
   // still counts (once), and a status derived from the counts follows it.
   const lateExternalPart = event.type === 'part' && current.sync === null && isFinished(current);
-  const lateChunk = lateAfterStall(current, event);
-  if (isFinished(current) && !lateExternalPart && !lateChunk) return null;
+  const replayed = current.sync ? replayedLoad(event) : null;
+  const lateChunk = !replayed && lateAfterStall(current, event);
+  if (isFinished(current) && !lateExternalPart && !lateChunk && !replayed) return null;
   const job = structuredClone(current);
   const part = partOf(event);
   if (part !== null) {
@@ -258,6 +314,18 @@ export function foldJobEvent(current: JobDoc, event: JobEvent, now: string): Job
       job.status_reported = false;
       job.message = `${job.message ?? ''} Part ${event.part} was replayed (revision ${event.revision}): ${summaryOfPart(event)}.`.trim();
     }
+  }
+  if (replayed) {
+    // A load replayed from the dead-letter queue: its outcome replaces the one counted for the
+    // chunk (a load never counted is counted now, and its late first report is not).
+    const base = `a${replayed.seq}`;
+    if (job.parts.includes(base)) {
+      if (!isLoadOutcome(replayed.replaces)) {
+        job.updated_at = now;
+        return job;
+      }
+      reverseLoad(job, replayed.replaces);
+    } else job.parts.push(base);
   }
   start(job, now);
   switch (event.type) {
@@ -314,9 +382,7 @@ export function foldJobEvent(current: JobDoc, event: JobEvent, now: string): Job
       } else if (event.step !== 'delete') {
         sync.applied++;
         job.progress.processed += event.rows;
-        const written = { created: 0, updated: 0, unchanged: 0, deleted: 0, failed: 0 };
-        addCounts(written, event.committed);
-        const stored = Math.min(event.rows, written.created + written.updated + written.unchanged);
+        const { stored, written } = committedOf(event);
         if (stored > 0) addCounts(job.result, written);
         job.result.failed += event.rows - stored;
       }
@@ -332,6 +398,11 @@ export function foldJobEvent(current: JobDoc, event: JobEvent, now: string): Job
     job.stalled = { ...job.stalled!, failed: job.stalled!.failed - released };
     moveJob(job, stalledStatus(job));
     job.message = stalledMessage(job);
+  }
+  if (replayed && isFinished(job)) {
+    moveJob(job, job.stalled ? stalledStatus(job) : derivedStatus(job));
+    job.status_reported = false;
+    job.message = `${loadSummary(job)} Chunk ${replayed.seq} was replayed from the dead-letter queue (revision ${replayed.revision}).`;
   }
   if (job.sync && !isFinished(job)) advanceSync(job, now);
   job.updated_at = now;

@@ -7,7 +7,7 @@
 import { queue } from '@supply/contracts';
 import { jobRootHeaders, type Bus, type Logger } from '@supply/kit';
 import type { JobRecords } from '../jobs/records';
-import type { JobDoc, SyncPhase } from '../jobs/repository';
+import { timestamp, type JobDoc, type SyncPhase } from '../jobs/repository';
 import type { ScopeLocks } from './scope-locks';
 import { discardUpload, type Staging } from './staging';
 
@@ -24,6 +24,8 @@ export interface ChunkMessage {
 }
 
 const STEP_OF: Partial<Record<SyncPhase, ChunkStep>> = { validating: 'validate', loading: 'load', applying: 'apply', deleting: 'delete' };
+/** How long a finished sync keeps the staged rows of its dead-lettered chunks, for an operator's replay. */
+export const DEAD_LETTER_RETENTION_MS = 24 * 60 * 60 * 1000;
 /** Sends in flight at once while dispatching a phase. */
 const SEND_WINDOW = 64;
 
@@ -70,7 +72,11 @@ export class Dispatcher {
   private async cleanUp(job: JobDoc): Promise<void> {
     const sync = job.sync!;
     if (sync.lock) await this.locks.release(sync.lock, job._id);
-    await discardUpload(this.staging, sync.upload);
+    if (sync.failed_chunks > 0) {
+      // Its dead-lettered chunks can be replayed for a while: their rows stay until the sweeper drops them.
+      const until = timestamp(new Date(Date.now() + DEAD_LETTER_RETENTION_MS));
+      await this.staging.uploads.updateOne({ _id: sync.upload, retain_until: { $exists: false } }, { $set: { retain_until: until } });
+    } else await discardUpload(this.staging, sync.upload);
     await this.jobs.update(job._id, (current) =>
       current.sync && !current.sync.cleaned ? { ...current, sync: { ...current.sync, cleaned: true } } : null,
     );

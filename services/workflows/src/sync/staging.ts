@@ -6,7 +6,8 @@
  * chunk reports the counts of its first attempt.
  */
 import { randomUUID } from 'node:crypto';
-import { ConflictError, type Collection, type Doc, type Store } from '@supply/kit';
+import { ConflictError, partCollection, type Collection, type Doc, type PartRecord, type Store } from '@supply/kit';
+import type { SyncStepOutcome } from '../jobs/fold';
 import { timestamp, type RowErrorRecord } from '../jobs/repository';
 
 /** Rows per chunk: one bus message, one name resolution and one transactional apply each. */
@@ -21,6 +22,8 @@ export interface UploadDoc extends Doc {
   chunks: number;
   /** Replace: the deletion count found before deleting, written once. */
   planned_deletes: number | null;
+  /** A finished job whose chunks were dead-lettered keeps its rows until then, so an operator can replay them. */
+  retain_until?: string;
   created_at: string;
   updated_at: string;
 }
@@ -88,10 +91,12 @@ export interface Staging {
   uploads: Collection<UploadDoc>;
   chunks: Collection<StoredChunkDoc>;
   plans: Collection<PlanDoc>;
+  /** The part ledger of sync jobs: each chunk step's outcome, recorded once. */
+  parts: Collection<PartRecord<SyncStepOutcome>>;
 }
 
 export async function openStaging(store: Store): Promise<Staging> {
-  const [uploads, chunks, plans] = await Promise.all([
+  const [uploads, chunks, plans, parts] = await Promise.all([
     store.collection<UploadDoc>({
       name: 'sync_uploads',
       indexes: [
@@ -102,6 +107,7 @@ export async function openStaging(store: Store): Promise<Staging> {
             ['updated_at', 1],
           ],
         },
+        { name: 'retain_until', keys: [['retain_until', 1]] },
       ],
     }),
     store.collection<StoredChunkDoc>({
@@ -117,8 +123,9 @@ export async function openStaging(store: Store): Promise<Staging> {
       ],
     }),
     store.collection<PlanDoc>({ name: 'sync_plans', indexes: [{ name: 'upload', keys: [['upload', 1]] }] }),
+    store.collection<PartRecord<SyncStepOutcome>>(partCollection('sync_parts')),
   ]);
-  return { uploads, chunks, plans };
+  return { uploads, chunks, plans, parts };
 }
 
 export const chunkId = (upload: string, seq: number) => `${upload}:${seq}`;
@@ -186,10 +193,12 @@ export async function* stagedChunks(staging: Staging, upload: string, chunks: nu
   }
 }
 
-/** Deletes an upload with its chunks and plans. */
+/** Deletes an upload with its chunks, plans and part records. */
 export async function discardUpload(staging: Staging, upload: string): Promise<void> {
+  const doc = await staging.uploads.findById(upload);
   await staging.chunks.deleteMany({ upload });
   await staging.plans.deleteMany({ upload });
+  if (doc?.job_id != null) await staging.parts.deleteMany({ job: String(doc.job_id) });
   await staging.uploads.deleteOne({ _id: upload });
 }
 

@@ -6,7 +6,8 @@
  *   failed (a worker died during the last allowed delivery, so it could not report it);
  * - a job whose record has not changed for the outage window (plus a grace) is ended, never
  *   left running: its workers are gone or its parts were lost without a report;
- * - idempotency keys past their 24 hours and uploads abandoned half way are dropped.
+ * - idempotency keys past their 24 hours, uploads abandoned half way, and the rows a finished
+ *   job kept for replaying its dead-lettered chunks (24 hours) are dropped.
  */
 import { unfinishedDelivery, type Bus, type Logger } from '@supply/kit';
 import type { IdempotencyKeys } from '../idempotency/keys';
@@ -106,6 +107,10 @@ export class Sweeper {
     await keys.sweep(this.now());
     const cutoff = timestamp(new Date(this.now() - ABANDONED_UPLOAD_MS));
     for (const upload of await staging.uploads.find({ state: 'receiving', updated_at: { $lt: cutoff } }, { limit: 100 })) {
+      await discardUpload(staging, upload._id);
+    }
+    // Rows kept for replaying a finished job's dead-lettered chunks, past their retention.
+    for (const upload of await staging.uploads.find({ retain_until: { $lt: timestamp(new Date(this.now())) } }, { limit: 100 })) {
       await discardUpload(staging, upload._id);
     }
   }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { AppError, deliveryWithVerdict, Metrics, resolveRetryPolicy, type Bus, type Clients, type Logger } from '@supply/kit';
+import { AppError, createLogger, deliveryWithVerdict, Metrics, resolveRetryPolicy, type Bus, type Clients } from '@supply/kit';
 import type { JobDoc, Jobs } from '../jobs/repository';
 import type { ChunkProcessor } from './chunks';
 import type { Staging } from './staging';
@@ -11,8 +11,12 @@ describe('sync chunk worker', () => {
     const job = { _id: 3, tenant: 'demo', kind: 'sales_sync', sync: { phase: 'validating', upload: 'u' } } as unknown as JobDoc;
     let failure: unknown;
     const jobs = { findById: async () => job } as unknown as Jobs;
-    const staging = { chunks: { findById: async () => Promise.reject(failure) } } as unknown as Staging;
-    const worker = new ChunkWorker(jobs, staging, {} as ChunkProcessor, {} as Clients, {} as Bus, {} as Logger, metrics);
+    const staging = {
+      chunks: { findById: async () => Promise.reject(failure) },
+      // The part ledger: nothing recorded, and recording a failure fails too (the sweep would report it).
+      parts: { findById: async () => null, insertOne: async () => Promise.reject(failure) },
+    } as unknown as Staging;
+    const worker = new ChunkWorker(jobs, staging, {} as ChunkProcessor, {} as Clients, {} as Bus, createLogger('silent'), metrics);
     const retried = async () => (await metrics.jobPartsRetried.get()).values.map((v) => [v.labels.kind, v.value]).sort();
     assert.deepEqual(
       await retried(),

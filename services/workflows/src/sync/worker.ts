@@ -1,13 +1,28 @@
 /**
  * The sync worker: takes chunk messages off the bus, does the step, and reports it as a
- * job event. Delivery is at least once; every step is idempotent: the plan of a chunk is
- * kept from its first attempt, applying rows already applied changes nothing, and the
- * fold counts each chunk once. A chunk the bus gives up on (a permanent failure on its
- * last allowed delivery, or a dependency down for the whole outage window) is reported
- * failed, with its rows and a reason fit for the client, before it is dead-lettered.
+ * job event, on the kit's job engine (PartLedger): each step's outcome is recorded once, so
+ * a redelivery reports what the first attempt did (the rows the store holds), never a second
+ * count; the fold counts each chunk once. A chunk the bus gives up on (a permanent failure on
+ * its last allowed delivery, or a dependency down for the whole outage window) is recorded
+ * failed, with its rows and a reason fit for the client, before it is dead-lettered. An
+ * operator's replay of a dead-lettered load step loads the chunk again; its report replaces
+ * the failure in the job's counts.
  */
-import { currentContext, failureReason, type Bus, type Clients, type Delivery, type Logger, type Metrics } from '@supply/kit';
-import { JOB_EVENTS_QUEUE, type SyncJobEvent } from '../jobs/fold';
+import {
+  currentContext,
+  PartLedger,
+  partReportId,
+  replayOf,
+  type Bus,
+  type Clients,
+  type Delivery,
+  type Logger,
+  type MessageEnvelope,
+  type Metrics,
+  type PartRecord,
+  type PartTask,
+} from '@supply/kit';
+import { JOB_EVENTS_QUEUE, type SyncJobEvent, type SyncStepOutcome } from '../jobs/fold';
 import type { JobCounts, JobDoc, Jobs } from '../jobs/repository';
 import { ChunkProcessor, planCounts, type LoadContext, type PlannedChunk } from './chunks';
 import type { ChunkMessage } from './dispatch';
@@ -43,7 +58,15 @@ export function loadContextOf(job: JobDoc): LoadContext {
   };
 }
 
+/** The part a step is recorded under: a chunk's validation, its load (one pass or the apply after validating), or the deletion. */
+export function partOf(message: Pick<ChunkMessage, 'step' | 'seq'>): string {
+  if (message.step === 'delete') return 'delete';
+  return `${message.step === 'validate' ? 'validate' : 'load'}-${message.seq}`;
+}
+
 export class ChunkWorker {
+  private readonly ledger: PartLedger<SyncStepOutcome>;
+
   constructor(
     private readonly jobs: Jobs,
     private readonly staging: Staging,
@@ -51,24 +74,28 @@ export class ChunkWorker {
     private readonly clients: Clients,
     private readonly bus: Bus,
     private readonly logger: Logger,
-    private readonly metrics?: Metrics,
+    metrics?: Metrics,
   ) {
     for (const spec of Object.values(SPECS)) metrics?.expectParts(spec.jobKind);
+    this.ledger = new PartLedger(staging.parts, { logger, metrics });
   }
 
-  readonly handle = async (message: ChunkMessage, delivery: Delivery): Promise<void> => {
+  readonly handle = async (message: ChunkMessage, delivery: Delivery, envelope?: MessageEnvelope): Promise<void> => {
     const job = await this.jobs.findById(message.job_id);
     if (!job?.sync || job.tenant !== message.tenant) {
       this.logger.warn({ job: message.job_id, step: message.step }, 'chunk message for no sync job; dropped');
       return;
     }
-    if (job.sync.phase === 'done') return;
-    try {
-      await this.run(job, message);
-    } catch (err) {
-      this.metrics?.partFailed(job.kind, delivery, err);
-      throw err;
+    if (job.sync.phase === 'done') {
+      // A finished job takes only an operator's replay of a load that failed.
+      const replayable = replayOf(envelope) > 0 && (message.step === 'load' || message.step === 'apply');
+      if (!replayable) {
+        if (replayOf(envelope) > 0)
+          this.logger.warn({ job: job._id, step: message.step }, 'replayed step of a finished sync; nothing to do');
+        return;
+      }
     }
+    await this.ledger.settle(this.task(job, message), delivery, envelope);
   };
 
   /** The bus is about to dead-letter a chunk message: its job hears why. */
@@ -80,24 +107,44 @@ export class ChunkWorker {
     await this.reportFailure(job, message as ChunkMessage, err);
   };
 
+  /**
+   * Tells the job a step will not happen (its message is in, or going to, the dead-letter
+   * queue): the ledger's record of it if there is one, else the failure recorded now.
+   */
+  async reportFailure(job: JobDoc, message: ChunkMessage, err: unknown): Promise<void> {
+    await this.ledger.giveUpOn(this.task(job, message), err);
+  }
+
+  private task(job: JobDoc, message: ChunkMessage): PartTask<SyncStepOutcome> {
+    return {
+      job: job._id,
+      part: partOf(message),
+      kind: job.kind,
+      run: () => this.run(job, message),
+      failed: (err, reason) => this.failure(job, message, err, reason),
+      report: (record) => this.report(job, record),
+    };
+  }
+
+  private async report(job: JobDoc, record: PartRecord<SyncStepOutcome>): Promise<void> {
+    const event = {
+      job_id: job._id,
+      tenant: job.tenant,
+      ...record.outcome,
+      ...(record.revision > 0 && { revision: record.revision, ...(record.replaced && { replaces: record.replaced }) }),
+    } as SyncJobEvent;
+    await this.bus.send(JOB_EVENTS_QUEUE, event, { messageId: partReportId(record) });
+  }
+
   private async chunk(job: JobDoc, seq: number): Promise<ChunkDoc> {
     const chunk = await readChunk(this.staging, job.sync!.upload, seq);
     if (!chunk) throw new Error(`staged chunk ${seq} of job ${job._id} is missing`);
     return chunk;
   }
 
-  private send(event: SyncJobEvent): Promise<void> {
-    return this.bus.send(JOB_EVENTS_QUEUE, event);
-  }
-
-  private async run(job: JobDoc, message: ChunkMessage): Promise<void> {
+  private async run(job: JobDoc, message: ChunkMessage): Promise<SyncStepOutcome> {
     const ctx = loadContextOf(job);
-    const base = { job_id: job._id, tenant: job.tenant };
-    if (message.step === 'delete') {
-      const deleted = await this.deleteOutsideLoad(job, ctx);
-      await this.send({ ...base, type: 'scope_deleted', deleted });
-      return;
-    }
+    if (message.step === 'delete') return { type: 'scope_deleted', deleted: await this.deleteOutsideLoad(job, ctx) };
     const chunk = await this.chunk(job, message.seq);
     const id = chunk._id;
     let planned: PlannedChunk | undefined;
@@ -112,32 +159,29 @@ export class ChunkWorker {
     const rows = chunk.rows.length;
     if (message.step === 'validate') {
       const invalid = plan.outcomes.filter((o) => o === 'invalid').length;
-      await this.send({
-        ...base,
+      return {
         type: 'chunk_validated',
         seq: message.seq,
         rows,
         invalid_rows: invalid,
         errors: plan.errors,
         errors_count: plan.errors_count,
-      });
-      return;
+      };
     }
     const done = await this.processor.apply(ctx, chunk, plan, planned?.resolved);
-    // What the store did (a redelivery: what the first attempt did), so the job counts what is stored.
+    // What the store did (after a crash mid-step: what the first attempt did), so the job counts what is stored.
     const invalid = planCounts(plan).failed;
     const counts = { created: done.created, updated: done.updated, unchanged: done.unchanged, failed: invalid + done.rejected };
     // All-or-nothing loads reported their errors when validating; a load in one pass reports them now.
     const reportErrors = message.step === 'load';
-    await this.send({
-      ...base,
+    return {
       type: 'chunk_applied',
       seq: message.seq,
       rows,
       result: { ...counts, deleted: 0 },
       errors: reportErrors ? plan.errors : [],
       errors_count: reportErrors ? plan.errors_count : 0,
-    });
+    };
   }
 
   /** Replace: counts what is to go before deleting it, once, so a repeated step reports the first count. */
@@ -173,20 +217,17 @@ export class ChunkWorker {
   }
 
   /**
-   * Tells the job a step will not happen (its message is going to the dead-letter queue).
-   * A load step may have been committed in part by an earlier attempt: when transactional
-   * can tell, those rows are counted as applied and only the rest as failed.
+   * What a step that will not happen means for its job. A load step may have been committed in
+   * part by an earlier attempt: when transactional can tell, those rows are counted as applied
+   * and only the rest as failed.
    */
-  async reportFailure(job: JobDoc, message: ChunkMessage, err: unknown): Promise<void> {
+  private async failure(job: JobDoc, message: ChunkMessage, err: unknown, reason: string): Promise<SyncStepOutcome> {
     // From the load's size, not the chunk: a poison chunk may be unreadable.
     const first = message.seq * CHUNK_ROWS;
     const rows = message.step === 'delete' ? 0 : Math.max(0, Math.min(CHUNK_ROWS, job.progress.total - first));
-    const reason = failureReason(err);
     this.logger.error({ err, job: job._id, seq: message.seq, step: message.step }, 'chunk failed on its last delivery');
     const committed = message.step === 'load' || message.step === 'apply' ? await this.committedBefore(job, message.seq) : null;
-    const event: SyncJobEvent = {
-      job_id: job._id,
-      tenant: job.tenant,
+    return {
       type: 'chunk_failed',
       seq: message.seq,
       step: message.step,
@@ -198,8 +239,5 @@ export class ChunkWorker {
           ? `Deleting the records outside the load did not happen: ${reason}. It went to the dead-letter queue.`
           : `Chunk ${message.seq} (rows ${first}-${first + Math.max(0, rows - 1)}) was not ${message.step === 'validate' ? 'validated' : 'loaded'}: ${reason}. It went to the dead-letter queue.`,
     };
-    await this.send(event).catch((sendErr: unknown) =>
-      this.logger.error({ err: sendErr, job: job._id }, 'reporting a failed chunk failed'),
-    );
   }
 }
