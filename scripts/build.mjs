@@ -26,6 +26,7 @@ const entryPoints = {
   main: 'services/runner/src/main.ts',
   distributed: 'services/runner/src/distributed.ts',
   admin: 'services/tokens/src/cli/admin.ts',
+  ops: 'services/runner/src/ops/cli.ts',
   forecast: 'services/compute/src/engines/forecast/cli.ts',
 };
 

@@ -4,11 +4,14 @@ import { openForecasting } from './forecasting/index';
 import { openLatestForecasts } from './forecasting/latest';
 import { openModelRuns } from './runs/repository';
 import { openSupplyPlanning } from './supply-planning/index';
+import { CHUNKS_QUEUE as PLAN_CHUNKS_QUEUE } from './supply-planning/service';
+import { FORECAST_QUEUE } from './forecasting/worker';
 
 /** Compute service: forecast and supply plan generation (its own database `compute`). */
 export const computeModule: ServiceModule = {
   name: 'compute',
   dependencies: ['reference', 'transactional', 'workflows'],
+  workQueues: [FORECAST_QUEUE, PLAN_CHUNKS_QUEUE],
   async init({ config, logger, openStore, clients, bus, metrics }) {
     const store = await openStore('compute');
     const runs = await openModelRuns(store);

@@ -1,3 +1,4 @@
+import type { Queue } from '@supply/contracts';
 import type { ServiceDefinition, UntypedServiceImplementation } from '@grpc/grpc-js';
 import type { Bus } from './bus/bus';
 import type { Clients } from './clients';
@@ -48,5 +49,7 @@ export interface ServiceModule {
   name: ModuleName;
   /** Peers this module calls; they start first in all-in-one mode. */
   dependencies: readonly ServiceName[];
+  /** The work queues this module consumes (operators list and replay their dead letters by these names). */
+  workQueues?: readonly Queue<unknown>[];
   init(deps: ModuleDeps): Promise<RunningModule>;
 }

@@ -1,5 +1,5 @@
 import { AppError, adaptService, type ServiceModule, type Subscription } from '@supply/kit';
-import { supply_workflows_v1 } from '@supply/contracts';
+import { JOB_EVENTS_QUEUE, supply_workflows_v1 } from '@supply/contracts';
 import { IdempotentAnswers } from './idempotency/answers';
 import { IdempotencyKeys } from './idempotency/keys';
 import { consumeJobEvents } from './jobs/events';
@@ -25,6 +25,7 @@ const JOB_KIND = /^[a-z0-9_]{1,64}$/;
 export const workflowsModule: ServiceModule = {
   name: 'workflows',
   dependencies: ['reference', 'transactional'],
+  workQueues: [CHUNKS_QUEUE, JOB_EVENTS_QUEUE],
   async init({ config, logger, openStore, bus: openBus, clients, metrics }) {
     const store = await openStore('workflows');
     const bus = await openBus();

@@ -496,8 +496,8 @@ class AmqpBus implements Bus {
     const dead = deadQueueOf(this.name(queue));
     let moved = 0;
     await this.withSession(`replay dead letters of ${queue}`, async (session) => {
+      // The work queue is not declared here: the process replaying may not share the consumers' delivery limit.
       await this.declareDeadQueue(session, queue);
-      await this.declareQueue(session, queue);
       const channel = await session.model.createChannel();
       channel.on('error', (err: Error) => this.log.warn({ err: err.message }, 'dead-letter replay channel closed'));
       try {
