@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { createClients, loadConfig } from '@supply/kit';
 import { freePortRange } from '../support/ports';
+import { skipUnless } from '../support/require';
 import { buildOnce, REPO_ROOT, startNode, type NodeProc } from '../support/processes';
 
 type Proc = NodeProc;
@@ -25,6 +26,15 @@ async function waitFor(url: string, timeoutMs: number): Promise<number> {
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`${url} did not answer within ${timeoutMs} ms`);
+}
+
+/** ps exits 1 when it finds no process. */
+function spawnedSafe(check: () => boolean): boolean {
+  try {
+    return check();
+  } catch {
+    return false;
+  }
 }
 
 describe('platform: processes', function () {
@@ -112,6 +122,32 @@ describe('platform: processes', function () {
       q.logs.some((l) => l.includes('SERVICE_CREDENTIAL')),
       q.logs.join('\n'),
     );
+  });
+
+  it('start:distributed told SIGTERM while its targets are still starting stops them all and exits 0', async function () {
+    skipUnless(this, 'AMQP', process.env.AMQP_URL ? null : 'AMQP_URL is not set (start:distributed needs RabbitMQ)');
+    const base = await freePortRange(6);
+    const p = startNode(
+      [],
+      {
+        AMQP_URL: process.env.AMQP_URL,
+        BUS_NAMESPACE: `early-${randomBytes(4).toString('hex')}`,
+        PORT: String(base + 5),
+        GRPC_BASE_PORT: String(base),
+        METRICS_PORT: '0',
+        DATA_DIR: tmp(),
+        LOG_LEVEL: 'info',
+      },
+      REPO_ROOT,
+      ['--enable-source-maps', 'dist/distributed.js'],
+    );
+    procs.push(p);
+    // The launcher has spawned its first target, which is still starting, when the signal comes.
+    const spawned = () => execFileSync('ps', ['-o', 'pid=', '--ppid', String(p.child.pid)], { encoding: 'utf8' }).trim() !== '';
+    for (let i = 0; i < 200 && !spawnedSafe(spawned); i++) await new Promise((r) => setTimeout(r, 25));
+    p.child.kill('SIGTERM');
+    assert.equal(await p.exited, 0, p.logs.slice(-20).join('\n'));
+    assert.ok(!p.logs.some((l) => l.includes('"msg":"target exited"')), 'no target reported as failed');
   });
 
   it('runs services and the gateway as separate processes, and a request crosses them', async () => {

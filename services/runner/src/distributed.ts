@@ -93,7 +93,9 @@ function main(): void {
     children.set(target, child);
     child.on('exit', (code, signal) => {
       children.delete(target);
-      if (code !== 0) {
+      // A target still starting when told to stop has no drain to run yet and ends by the signal itself: as asked, not a failure.
+      const asked = stopping && code === null && signal === 'SIGTERM';
+      if (code !== 0 && !asked) {
         failed = true;
         logger.error({ target, code, signal }, 'target exited');
       }
