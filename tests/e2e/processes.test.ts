@@ -130,7 +130,7 @@ describe('platform: processes', function () {
     const p = startNode(
       [],
       {
-        AMQP_URL: process.env.AMQP_URL,
+        AMQP_URL: process.env.AMQP_URL!,
         BUS_NAMESPACE: `early-${randomBytes(4).toString('hex')}`,
         PORT: String(base + 5),
         GRPC_BASE_PORT: String(base),
