@@ -253,7 +253,15 @@ describe('platform: graceful shutdown of the compiled server', function () {
                 },
         })
           .catch((err) => {
-            throw new Error(`${target}: ${err.message}\n${victim.logs.slice(-8).join('\n')}`);
+            // Every process's last warnings: the failing call may be any target's (gRPC ports count up from `base`).
+            const warnings = [...running].map(
+              ([n, p]) =>
+                `== ${n}\n${p.logs
+                  .filter((l) => !l.includes('"level":30'))
+                  .slice(-8)
+                  .join('\n')}`,
+            );
+            throw new Error(`${target} (gRPC base port ${base}): ${err.message}\n${warnings.join('\n')}`);
           })
           .finally(() => readiness?.close());
         if (target === 'gateway') {

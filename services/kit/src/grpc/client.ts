@@ -1,4 +1,12 @@
-import { Client, status as Status, type CallOptions, type ClientWritableStream, type Metadata, type ServiceError } from '@grpc/grpc-js';
+import {
+  Client,
+  connectivityState,
+  status as Status,
+  type CallOptions,
+  type ClientWritableStream,
+  type Metadata,
+  type ServiceError,
+} from '@grpc/grpc-js';
 import { currentContext, type RequestContext } from '../context';
 import { contextToMetadata } from './metadata';
 import { fromServiceError, GRPC_STATUS_OF } from './status';
@@ -159,19 +167,31 @@ function openClientStream(
   method: MethodDefinitionLike,
   setup: { metadata: Metadata; callOptions: CallOptions },
 ): ClientStreamCall<unknown, unknown> {
-  let call!: ClientWritableStream<unknown>;
+  let resolveResponse!: (value: unknown) => void;
+  let rejectResponse!: (err: unknown) => void;
   const response = new Promise<unknown>((resolve, reject) => {
-    call = client.makeClientStreamRequest(
+    resolveResponse = resolve;
+    rejectResponse = reject;
+  });
+  // Callers await `response` through end(); an early failure must not go unhandled meanwhile.
+  response.catch(() => undefined);
+  const open = (): ClientWritableStream<unknown> => {
+    const call = client.makeClientStreamRequest(
       method.path,
       method.requestSerialize as (v: unknown) => Buffer,
       method.responseDeserialize,
       setup.metadata,
       setup.callOptions,
-      (err: ServiceError | null, res?: unknown) => (err ? reject(fromServiceError(err)) : resolve(res)),
+      (err: ServiceError | null, res?: unknown) => (err ? rejectResponse(fromServiceError(err)) : resolveResponse(res)),
     );
-  });
-  // Callers await `response` through end(); an early failure must not go unhandled meanwhile.
-  response.catch(() => undefined);
+    return call;
+  };
+  // A stream that finds no connection fails before anything is sent, as a unary call does; give a
+  // peer that is restarting (or a channel between reconnect attempts) the same short wait first.
+  const ready = client.getChannel().getConnectivityState(true) === connectivityState.READY;
+  const opened: Promise<ClientWritableStream<unknown>> = ready
+    ? Promise.resolve(open())
+    : channelReady(client, Math.min(Number(setup.callOptions.deadline), Date.now() + RECONNECT_WAIT_MS)).then(open);
   let settled = false;
   response.then(
     () => (settled = true),
@@ -180,26 +200,29 @@ function openClientStream(
   return {
     response,
     write(message) {
-      return new Promise<void>((resolve, reject) => {
-        // A callee that already answered takes no more; a failure surfaces here and at end().
-        if (settled) return void response.then(() => resolve(), reject);
-        if (call.write(message)) return resolve();
-        const done = (err?: unknown) => {
-          call.off('drain', onDrain);
-          if (err) reject(err);
-          else resolve();
-        };
-        const onDrain = () => done();
-        call.once('drain', onDrain);
-        response.then(() => done(), done);
-      });
+      return opened.then(
+        (call) =>
+          new Promise<void>((resolve, reject) => {
+            // A callee that already answered takes no more; a failure surfaces here and at end().
+            if (settled) return void response.then(() => resolve(), reject);
+            if (call.write(message)) return resolve();
+            const done = (err?: unknown) => {
+              call.off('drain', onDrain);
+              if (err) reject(err);
+              else resolve();
+            };
+            const onDrain = () => done();
+            call.once('drain', onDrain);
+            response.then(() => done(), done);
+          }),
+      );
     },
     end() {
-      call.end();
+      void opened.then((call) => call.end());
       return response;
     },
     cancel() {
-      call.cancel();
+      void opened.then((call) => call.cancel());
     },
   };
 }

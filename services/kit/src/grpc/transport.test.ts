@@ -79,6 +79,56 @@ describe('gRPC transport', function () {
     assert.equal((err as Error).message, 'A service is unavailable. Try again in a moment.');
   });
 
+  it('a call or a client stream that finds its peer restarting waits a moment for it instead of failing (nothing was sent)', async () => {
+    const streaming = {
+      count: {
+        path: '/kit.test.Count/Count',
+        requestStream: true as const,
+        responseStream: false as const,
+        requestSerialize: json,
+        requestDeserialize: parse,
+        responseSerialize: json,
+        responseDeserialize: parse,
+      },
+    };
+    const serve = async (port: number) => {
+      const server = new Server();
+      const handlers = {
+        count: async (requests: AsyncIterable<unknown>) => {
+          let n = 0;
+          for await (const _ of requests) n++;
+          return { n };
+        },
+      };
+      server.addService(
+        streaming as unknown as ServiceDefinition,
+        adaptService(streaming as unknown as ServiceDefinition, handlers as never, { credential, logger: pino({ level: 'silent' }) }),
+      );
+      const bound = await bindServer(server, '127.0.0.1', port);
+      servers.push(server);
+      return { server, port: bound };
+    };
+    const { server: before, port } = await serve(0);
+    const client = createClient(streaming, `127.0.0.1:${port}`, { credential, deadlineMs: 10_000, transport: { lbPolicy: 'round_robin' } });
+    try {
+      const counted = async () => {
+        const stream = (client as unknown as { count(): { write(m: unknown): Promise<void>; end(): Promise<unknown> } }).count();
+        await stream.write({ a: 1 });
+        await stream.write({ a: 2 });
+        return stream.end();
+      };
+      assert.deepEqual(await counted(), { n: 2 });
+      // The peer goes away and comes back 600 ms later; a stream opened meanwhile still lands.
+      before.forceShutdown();
+      await new Promise((r) => setTimeout(r, 100));
+      const restarted = new Promise((r) => setTimeout(r, 600)).then(() => serve(port));
+      assert.deepEqual(await counted(), { n: 2 });
+      await restarted;
+    } finally {
+      client.close();
+    }
+  });
+
   describe('mutual TLS', () => {
     let dir: string;
     let tls: NonNullable<GrpcTransport['tls']>;
