@@ -54,7 +54,14 @@ export interface ForecastRunDoc extends Doc {
   started_sent: boolean;
   /** How the run ended, kept before the tenant is freed and the job told (which may then be repeated). */
   /** `parts`: the part events the job gets in all (one per chunk, plus `replace` when it deleted). */
-  outcome: { status: 'succeeded' | 'partially_succeeded' | 'failed'; message: string; parts?: number } | null;
+  outcome: {
+    status: 'succeeded' | 'partially_succeeded' | 'failed';
+    message: string;
+    parts?: number;
+    /** What the replace step deleted and why it could not (kept so a replayed chunk's summary can be made again). */
+    deleted?: number;
+    replace_failure?: string | null;
+  } | null;
   /** Kept by the finishing step with the outcome. */
   accuracy?: AccuracySummary | null;
   finished_at?: number | null;

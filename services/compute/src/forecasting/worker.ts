@@ -163,6 +163,7 @@ export class ForecastWorker {
         recorded: async (record) => {
           // The chunk's state mirrors its record, for the service's backlog count.
           await chunks.updateOne({ _id: chunk._id }, { $set: { state: record.state, updated_at: Date.now() } });
+          if (record.revision > 0) await this.resummarize(run._id);
           await this.afterChunk(run);
         },
       },
@@ -391,11 +392,13 @@ export class ForecastWorker {
       this.deps.logger.error({ err, run: run._id, job: run.job_id }, 'replacing earlier forecasts failed for good');
     }
     // The job waits for the parts `finished` announces, so nothing polls it here.
-    const outcome = { ...(await this.outcomeOf(run, deleted, replaceFailure)), parts: run.chunks + (deleted > 0 ? 1 : 0) };
-    const validations = [];
-    for await (const r of this.deps.forecasts.results.iterate({ run_id: run._id, status: 'forecast' }))
-      if (r.validation) validations.push(r.validation);
-    const accuracy = summarizeAccuracy(validations);
+    const outcome = {
+      ...(await this.outcomeOf(run, deleted, replaceFailure)),
+      parts: run.chunks + (deleted > 0 ? 1 : 0),
+      deleted,
+      replace_failure: replaceFailure,
+    };
+    const accuracy = await this.accuracyOf(run);
     await this.deps.forecasts.runs.updateOne(
       { _id: run._id },
       { $set: { outcome, accuracy, finished_at: Date.now(), updated_at: Date.now() } },
@@ -403,6 +406,33 @@ export class ForecastWorker {
     // Freed before the job says it finished, so a client that sees it finished can start the next run.
     await this.deps.forecasts.locks.deleteOne({ _id: run.tenant, run_id: run._id });
     await this.announce(run, outcome);
+  }
+
+  private async accuracyOf(run: ForecastRunDoc) {
+    const validations = [];
+    for await (const r of this.deps.forecasts.results.iterate({ run_id: run._id, status: 'forecast' }))
+      if (r.validation) validations.push(r.validation);
+    return summarizeAccuracy(validations);
+  }
+
+  /**
+   * A chunk replayed after its run finished: the run's summary, accuracy and status are made
+   * again from the part ledger and the series results (its replace step is not repeated).
+   */
+  private async resummarize(runId: number): Promise<void> {
+    const run = await this.deps.forecasts.runs.findById(runId);
+    if (!run?.outcome || run.phase !== 'done') return;
+    const { parts, deleted = 0, replace_failure = null } = run.outcome;
+    const outcome = { ...(await this.outcomeOf(run, deleted, replace_failure)), parts, deleted, replace_failure };
+    await this.deps.forecasts.runs.updateOne(
+      { _id: run._id },
+      { $set: { outcome, accuracy: await this.accuracyOf(run), updated_at: Date.now() } },
+    );
+    await this.deps.modelRuns.updateOne({ _id: run._id }, { $set: { status: outcome.status } });
+    this.deps.logger.info(
+      { run: run._id, job: run.job_id, status: outcome.status },
+      'forecast run summarised again after a replayed chunk',
+    );
   }
 
   /**
