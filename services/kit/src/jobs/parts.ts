@@ -76,8 +76,14 @@ export function partEvent<O>(
     tenant: job.tenant,
     part: record.part,
     ...outcome(record.outcome),
-    ...(record.revision > 0 && { revision: record.revision, ...(record.replaced !== null && { replaces: outcome(record.replaced) }) }),
+    ...replayFields(record, outcome),
   };
+}
+
+/** What a report of a replayed part adds (nothing for revision 0): its revision and the outcome it replaces, as `outcome` maps it. */
+export function replayFields<O, R>(record: PartRecord<O>, outcome: (o: O) => R): { revision?: number; replaces?: R } {
+  if (record.revision === 0) return {};
+  return { revision: record.revision, ...(record.replaced !== null && { replaces: outcome(record.replaced) }) };
 }
 
 /** The message id a part's report travels under (one per revision, so a replay's report is not taken for a duplicate). */

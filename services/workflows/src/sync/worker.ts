@@ -12,6 +12,7 @@ import {
   currentContext,
   PartLedger,
   partReportId,
+  replayFields,
   replayOf,
   type Bus,
   type Clients,
@@ -131,7 +132,7 @@ export class ChunkWorker {
       job_id: job._id,
       tenant: job.tenant,
       ...record.outcome,
-      ...(record.revision > 0 && { revision: record.revision, ...(record.replaced && { replaces: record.replaced }) }),
+      ...replayFields(record, (o) => o),
     } as SyncJobEvent;
     await this.bus.send(JOB_EVENTS_QUEUE, event, { messageId: partReportId(record) });
   }
