@@ -1,5 +1,4 @@
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import helmet from 'helmet';
 import type { Logger, Metrics } from '@supply/kit';
 import {
   acceptsOf,
@@ -18,7 +17,7 @@ import { legacyPassthrough } from './http/legacy-proxy';
 import { buildOpenApi } from './http/openapi';
 import { observeRequests } from './http/observe';
 import { envelope, parseInput, type RouteDef } from './http/routes';
-import { compressAnswers, corsFor } from './http/transport';
+import { compressAnswers, corsFor, securityHeaders } from './http/transport';
 import { docsPages } from './web/docs';
 
 /** Runs before a route's handler: authentication and the two gates (before validation), or metering (after it). */
@@ -61,11 +60,7 @@ export function createApp(opts: AppOptions): Express {
 
   app.use(observeRequests({ logger: opts.logger, metrics: opts.metrics }));
   app.use(decodablePath, queryKeysChecked);
-  app.use(
-    helmet({
-      contentSecurityPolicy: { directives: { 'script-src': ["'self'"], 'style-src': ["'self'", "'unsafe-inline'"] } },
-    }),
-  );
+  app.use(securityHeaders());
 
   if (opts.cors && opts.cors.origins.length > 0) app.use(corsFor(opts.cors.origins, opts.cors.maxAgeSeconds));
   app.use(compressAnswers(opts.compressionThresholdBytes ?? 1024));

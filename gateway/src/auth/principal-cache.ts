@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Bus, Subscription } from '@supply/kit';
 import { ACCESS_CHANGED, TOKEN_REVOKED, type AccessChangedEvent, type supply_tokens_v1, type TokenRevokedEvent } from '@supply/contracts';
 
@@ -45,7 +45,7 @@ export class PrincipalCache {
   }
 
   authenticate = async (token: string): Promise<Principal> => {
-    const key = createHash('sha256').update(token).digest('hex');
+    const key = hash('sha256', token, 'base64');
     const hit = this.#entries.get(key);
     if (hit && this.#clock() - hit.storedAt < this.#ttlMs) return hit.principal;
     if (hit) this.#entries.delete(key);

@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import express from 'express';
 import { ConfigError, loadConfig } from '@supply/kit';
-import { compressAnswers } from './transport';
+import helmet from 'helmet';
+import { HELMET_OPTIONS, compressAnswers, securityHeaders } from './transport';
 
 function get(port: number, path: string): Promise<{ headers: IncomingHttpHeaders; bytes: Buffer }> {
   return new Promise((resolve, reject) => {
@@ -77,5 +78,33 @@ describe('CORS_ORIGINS', () => {
         bad,
       );
     }
+  });
+});
+
+describe('securityHeaders', () => {
+  /** The headers an app sends for GET /, less those that differ per answer. */
+  async function headersOf(app: express.Express): Promise<IncomingHttpHeaders> {
+    app.get('/', (_req, res) => res.json({ ok: true }));
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      const { headers } = await get((server.address() as AddressInfo).port, '/');
+      delete headers.date;
+      return headers;
+    } finally {
+      server.close();
+    }
+  }
+
+  it('sends exactly the headers helmet sends, worked out once', async () => {
+    const viaHelmet = express();
+    viaHelmet.use(helmet(HELMET_OPTIONS));
+    const precomputed = express();
+    precomputed.disable('x-powered-by');
+    precomputed.use(securityHeaders());
+    const expected = await headersOf(viaHelmet);
+    assert.ok(expected['content-security-policy']?.includes("script-src 'self'"));
+    assert.equal(expected['x-content-type-options'], 'nosniff');
+    assert.deepEqual(await headersOf(precomputed), expected);
   });
 });
