@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict';
 import { combinationWeights, holdoutPlan } from './auto';
-import { COMBINATION_MEMBERS, combination, prepareHistory, runMethod, seasonalForMembers } from './methods';
+import {
+  COMBINATION_MEMBERS,
+  MAX_TRIMMED_SEASON,
+  combination,
+  prepareHistory,
+  runMethod,
+  seasonalForMembers,
+  trimmedWeightedMean,
+} from './methods';
 import { ALGORITHMS, forecastBatch, forecastDatedSeries, forecastSeries } from './index';
 
 /** Deterministic pseudo-random demand so property tests are reproducible. */
@@ -216,6 +224,32 @@ describe('forecast/combination', () => {
     const weighted = combination(history, 6, raw, only);
     assert.deepEqual(weighted.forecast, equal.members?.[1], 'all weight on one member gives that member');
     assert.equal(weighted.parameters?.weighted, 1);
+  });
+
+  it("drops each step's highest and lowest member before the weighted mean", () => {
+    const members = [
+      [1, 10],
+      [2, 20],
+      [3, 30],
+      [100, -50],
+    ];
+    // Step 0 keeps 2 and 3; step 1 keeps 10 and 20 (the runaway member is the extreme at both ends).
+    assert.deepEqual(trimmedWeightedMean(members, [1, 1, 1, 1], 1), [2.5, 15]);
+    assert.deepEqual(trimmedWeightedMean(members, [1, 3, 1, 1], 1), [(2 * 3 + 3) / 4, (10 + 20 * 3) / 4]);
+    assert.deepEqual(trimmedWeightedMean(members, [1, 1, 1, 1], 0), [26.5, 2.5], 'no trim is the plain mean');
+    assert.deepEqual(trimmedWeightedMean(members.slice(0, 2), [1, 1], 1), [1.5, 15], 'too few members: the plain mean');
+    assert.ok(Number.isNaN(trimmedWeightedMean([[1], [Number.NaN], [2]], [1, 1, 1], 1)[0]), 'a non-finite member spoils the step');
+  });
+
+  it('is trimmed for seasons up to MAX_TRIMMED_SEASON, where every member estimates the season', () => {
+    const values = Array.from({ length: 160 }, (_, t) => 100 + t + 10 * Math.sin(t));
+    const trimmedOf = (period: number) => {
+      const history = prepareHistory(values, period);
+      return combination(history, 6, (member) => runMethod(member, history, 6)).parameters?.trimmed;
+    };
+    assert.equal(trimmedOf(12), 1);
+    assert.equal(trimmedOf(MAX_TRIMMED_SEASON + 1), 0);
+    assert.equal(trimmedOf(52), 0);
   });
 
   it('decomposes a trending seasonal series for its members when the differences show the season', () => {
