@@ -12,12 +12,13 @@
  * coverage of the 80% and 95% intervals and MSIS (M4, 95%), series per CPU-second.
  * When Rscript with the `forecast` package is present, R's ets, thetaf,
  * auto.arima, croston and the mean of ets/auto.arima/thetaf run on a sample of
- * each shared set and are printed beside the engine on the same sample.
+ * each shared and simulated set and are printed beside the engine on the same sample.
  *
  *   npm run bench -- forecast
  *   env: M3_CSV, RAF_CSV (data files), BENCH_SAMPLE=k (every k-th series, for
  *   iteration), BENCH_SETS=m3,raf,sim (which sets), BENCH_R_SERIES=n (R on about n
- *   evenly spaced series per shared set; default 200), BENCH_R=0 (skip R), BENCH_FAST=1 (skip the slow ets
+ *   evenly spaced series per shared set; default 200), BENCH_R_SIM_SERIES=n (R on about n series
+ *   of each simulated set; default 100), BENCH_R_SIM=0 (R on the shared sets only), BENCH_R=0 (skip R), BENCH_FAST=1 (skip the slow ets
  *   baseline), BENCH_SIM_COUNT=n (series per simulated set; default 200)
  */
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -408,6 +409,18 @@ function runR(set: DataSet, sample: readonly number[]): Map<string, Run> {
 
 // ---------- driver ----------
 
+/** R's methods on about `target` evenly spaced series of the set, printed beside the engine's on the same series. */
+function printRPeers(set: DataSet, runs: Map<string, Run>, all: readonly number[], target: number): void {
+  const rEvery = Math.max(1, Math.ceil(all.length / target));
+  const sample = all.filter((i) => i % rEvery === 0);
+  const rRuns = runR(set, sample);
+  const joint = new Map<string, Run>(
+    [...runs].filter(([name]) => ['auto', 'naive2', 'ses', 'theta', 'ets', 'croston-sba', 'ses (alpha 0.1)'].includes(name)),
+  );
+  for (const [name, r] of rRuns) joint.set(name, r);
+  printTable(`${set.name}, R sample (series/CPU-s for R: wall clock of all five R methods)`, set, joint, sample);
+}
+
 function baselines(set: DataSet): Map<string, Run> {
   const runs = new Map<string, Run>();
   runs.set('auto', runEngine(set, 'auto', true));
@@ -485,16 +498,7 @@ export async function run(): Promise<void> {
         all.filter((i) => half(set.series[i].id) === h),
       );
     console.log(`auto's models: ${modelMix(runs.get('auto') as Run)}`);
-    if (withR) {
-      const rEvery = Math.max(1, Math.ceil(all.length / rTarget));
-      const sample = all.filter((i) => i % rEvery === 0);
-      const rRuns = runR(set, sample);
-      const joint = new Map<string, Run>(
-        [...runs].filter(([name]) => ['auto', 'naive2', 'ses', 'theta', 'ets', 'croston-sba', 'ses (alpha 0.1)'].includes(name)),
-      );
-      for (const [name, r] of rRuns) joint.set(name, r);
-      printTable(`${set.name}, R sample (series/CPU-s for R: wall clock of all five R methods)`, set, joint, sample);
-    }
+    if (withR) printRPeers(set, runs, all, rTarget);
     const auto = scores.get('auto') as Score;
     const speed = set.series.length / (runs.get('auto') as Run).cpuSeconds;
     if (set.intermittent) {
@@ -520,14 +524,13 @@ export async function run(): Promise<void> {
 
   if (sets.includes('sim')) {
     const count = Math.max(10, Math.round(Number(process.env.BENCH_SIM_COUNT ?? 200) / every));
+    const rSimTarget = Math.max(1, Number(process.env.BENCH_R_SIM_SERIES ?? 100));
     for (const set of simulatedSets(count)) {
       const runs = baselines(set);
-      printTable(
-        set.name,
-        set,
-        runs,
-        set.series.map((_, i) => i),
-      );
+      const all = set.series.map((_, i) => i);
+      printTable(set.name, set, runs, all);
+      console.log(`auto's models: ${modelMix(runs.get('auto') as Run)}`);
+      if (withR && process.env.BENCH_R_SIM !== '0') printRPeers(set, runs, all, rSimTarget);
     }
   }
 }
