@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { combinationWeights, holdoutPlan } from './auto';
 import {
   COMBINATION_MEMBERS,
+  LEVEL_OR_TREND_MIN_LENGTH,
   MAX_TRIMMED_SEASON,
   combination,
   prepareHistory,
@@ -250,6 +251,29 @@ describe('forecast/combination', () => {
     assert.equal(trimmedOf(12), 1);
     assert.equal(trimmedOf(MAX_TRIMMED_SEASON + 1), 0);
     assert.equal(trimmedOf(52), 0);
+  });
+
+  it('lets its damped-trend member choose a flat level by AICc once the history is long enough', () => {
+    const noise = (t: number) => 8 * Math.sin(t * 12.9898) * Math.cos(t * 78.233);
+    const dampedOf = (values: number[]) => {
+      const history = prepareHistory(values, 1);
+      const result = combination(history, 6, (member) => runMethod(member, history, 6));
+      return result.members![COMBINATION_MEMBERS.indexOf('damped')];
+    };
+    const level = Array.from({ length: LEVEL_OR_TREND_MIN_LENGTH + 12 }, (_, t) => 100 + noise(t));
+    const flat = dampedOf(level);
+    assert.ok(
+      flat.every((v) => Math.abs(v - flat[0]) < 1e-9),
+      `a level plus noise forecasts flat: ${flat.join(', ')}`,
+    );
+    const trend = Array.from({ length: LEVEL_OR_TREND_MIN_LENGTH + 12 }, (_, t) => 100 + 5 * t + noise(t));
+    const rising = dampedOf(trend);
+    assert.ok(rising[5] > rising[0] + 5, `a clear trend keeps its trend: ${rising.join(', ')}`);
+    const short = dampedOf(level.slice(0, LEVEL_OR_TREND_MIN_LENGTH - 1));
+    assert.ok(
+      short.some((v) => Math.abs(v - short[0]) > 1e-6),
+      `a short history keeps the damped trend: ${short.join(', ')}`,
+    );
   });
 
   it('decomposes a trending seasonal series for its members when the differences show the season', () => {

@@ -4,7 +4,7 @@
  * seasonality test finds a season, as in the M competitions.
  */
 import { airline, arima011Drift, autoArima } from './arima';
-import { type EtsModel, type EtsSpec, MAX_ETS_SEASON, etsCandidates, fitEts, forecastEts, selectEts } from './ets';
+import { type EtsModel, type EtsSpec, MAX_ETS_SEASON, etsCandidates, etsFits, fitEts, forecastEts, selectEts } from './ets';
 import { classifySeries } from './classify';
 import { adida, croston, sba, tsb } from './intermittent';
 import { naive, seasonalNaive } from './naive';
@@ -114,6 +114,34 @@ function trendOnAdjusted(history: PreparedHistory, horizon: number, damped: bool
     model: name,
     parameters: { ...etsParameters(model), ...seasonParameter(history) },
   };
+}
+
+/**
+ * History from which the combination's damped-trend member may choose no trend at all: with
+ * three years of monthly data AICc tells a level from a damped trend; on shorter histories
+ * (most yearly and quarterly series) it took the trend away from series that had one.
+ */
+export const LEVEL_OR_TREND_MIN_LENGTH = 36;
+
+const LEVEL_OR_DAMPED: readonly EtsSpec[] = [
+  { error: 'A', trend: 'N', season: 'N' },
+  { error: 'A', trend: 'Ad', season: 'N' },
+];
+
+/**
+ * Simple exponential smoothing or the damped trend, whichever has the smaller AICc (as R's
+ * ets chooses), on the adjusted series: a level plus noise no longer gets a trend extrapolated
+ * from the noise.
+ */
+function levelOrDampedTrend(history: PreparedHistory, horizon: number): number[] {
+  const adjusted = history.adjustment.adjusted;
+  const model = selectEts(
+    adjusted,
+    1,
+    LEVEL_OR_DAMPED.filter((spec) => etsFits(spec, adjusted.length, 1)),
+  );
+  if (!model) return trendOnAdjusted(history, horizon, true, 'damped').forecast;
+  return onAdjusted(history, forecastEts(model, horizon));
 }
 
 /** ETS model selection by AICc; periods beyond ETS's reach are handled by decomposition. */
@@ -246,11 +274,15 @@ export function combination(
   const members = COMBINATION_MEMBERS.map((member): number[] => {
     if (member === 'arima') return raw('arima').forecast;
     if (member === 'arima_auto' || member === 'arima_drift') return adjustedArima(shrunk, horizon, member === 'arima_auto');
+    const run = (on: PreparedHistory): number[] =>
+      member === 'damped' && history.values.length >= LEVEL_OR_TREND_MIN_LENGTH
+        ? levelOrDampedTrend(on, horizon)
+        : runMethod(member, on, horizon).forecast;
     if (logged && LOG_SCALE_MEMBERS.has(member)) {
-      const onLog = runMethod(member, logged, horizon).forecast.map(Math.exp);
+      const onLog = run(logged).map(Math.exp);
       if (onLog.every(Number.isFinite)) return onAdjusted(shrunk, onLog);
     }
-    return runMethod(member, shrunk, horizon).forecast;
+    return run(shrunk);
   });
   const usable =
     weights && weights.length === members.length && weights.every((w) => w >= 0 && Number.isFinite(w)) && weights.some((w) => w > 0);
