@@ -2,8 +2,11 @@ import assert from 'node:assert/strict';
 import {
   autocorrelations,
   centredMovingAverage,
+  MAX_ACF_ONLY_SEASON,
+  MIN_SEASONAL_STRENGTH,
   isSeasonal,
   reseasonalize,
+  seasonalStrength,
   seasonalIndices,
   seasonallyAdjust,
   shrinkSeasonalIndices,
@@ -29,6 +32,21 @@ describe('forecast/seasonality', () => {
     assert.equal(isSeasonal(new Array(40).fill(3), 4), false);
     assert.equal(isSeasonal(seasonalSeries.slice(0, 7), 4), false, 'shorter than two seasons');
     assert.equal(isSeasonal(seasonalSeries, 1), false);
+  });
+
+  it('finds a yearly season in three years of trending weekly data, which the autocorrelation test alone misses', () => {
+    let seed = 7;
+    const uniform = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
+    const weekly = (amplitude: number) =>
+      Array.from({ length: 156 }, (_, t) => (400 + 4 * t) * (1 + amplitude * Math.sin((2 * Math.PI * t) / 52)) * (0.9 + 0.2 * uniform()));
+    const seasonal = weekly(0.3);
+    assert.ok(seasonalStrength(seasonal, 52) >= MIN_SEASONAL_STRENGTH, `strength ${seasonalStrength(seasonal, 52)}`);
+    assert.ok(52 > MAX_ACF_ONLY_SEASON);
+    assert.equal(isSeasonal(seasonal, 52), true);
+    const plain = weekly(0);
+    assert.ok(seasonalStrength(plain, 52) < MIN_SEASONAL_STRENGTH, `strength ${seasonalStrength(plain, 52)}`);
+    assert.equal(isSeasonal(plain, 52), false, 'a trend with noise has no season');
+    assert.equal(seasonalStrength(seasonal.slice(0, 100), 52), 0, 'under two cycles');
   });
 
   it('centred moving average uses the 2x4 window for an even period', () => {

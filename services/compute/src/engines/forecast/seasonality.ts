@@ -28,8 +28,21 @@ export function hasEnoughHistoryForSeason(length: number, period: number): boole
 }
 
 /**
+ * Longest season the autocorrelation test alone decides. Its limit sums r_k^2 over every
+ * shorter lag, so for a long season (52 weeks) a trend, which correlates every lag, inflates
+ * it past what two to four cycles of history can show: weekly series with a plain yearly
+ * season failed it. Longer seasons also count when their strength is at least
+ * MIN_SEASONAL_STRENGTH.
+ */
+export const MAX_ACF_ONLY_SEASON = 24;
+
+/** Seasonal strength from which a season counts (R's `nsdiffs(test = "seas")` threshold). */
+export const MIN_SEASONAL_STRENGTH = 0.64;
+
+/**
  * 90% autocorrelation test at the seasonal lag (M3/M4 benchmarks):
- * seasonal when |r_m| > 1.645 * sqrt((1 + 2 * sum_{k<m} r_k^2) / n).
+ * seasonal when |r_m| > 1.645 * sqrt((1 + 2 * sum_{k<m} r_k^2) / n); for seasons longer
+ * than MAX_ACF_ONLY_SEASON, also when the season's strength is at least MIN_SEASONAL_STRENGTH.
  */
 export function isSeasonal(values: readonly number[], period: number): boolean {
   const n = values.length;
@@ -38,7 +51,36 @@ export function isSeasonal(values: readonly number[], period: number): boolean {
   let sumSquares = 0;
   for (let k = 0; k < period - 1; k++) sumSquares += r[k] * r[k];
   const limit = 1.645 * Math.sqrt((1 + 2 * sumSquares) / n);
-  return Math.abs(r[period - 1]) > limit;
+  if (Math.abs(r[period - 1]) > limit) return true;
+  return period > MAX_ACF_ONLY_SEASON && seasonalStrength(values, period) >= MIN_SEASONAL_STRENGTH;
+}
+
+/**
+ * Strength of the season (Wang, Smith & Hyndman 2006): 1 - Var(remainder) / Var(season +
+ * remainder) of the series detrended by its centred moving average (by ratio when every value
+ * is positive, else by difference), with classical seasonal indices; 0 without two cycles.
+ */
+export function seasonalStrength(values: readonly number[], period: number): number {
+  if (!hasEnoughHistoryForSeason(values.length, period)) return 0;
+  const kind: DecompositionKind = values.every((v) => v > 0) ? 'multiplicative' : 'additive';
+  const trend = centredMovingAverage(values, period);
+  const indices = seasonalIndices(values, period, kind);
+  const detrended: number[] = [];
+  const remainder: number[] = [];
+  for (let t = 0; t < values.length; t++) {
+    const level = trend[t];
+    if (Number.isNaN(level) || (kind === 'multiplicative' && !(level > 0))) continue;
+    const d = kind === 'multiplicative' ? values[t] / level : values[t] - level;
+    detrended.push(d);
+    remainder.push(d - indices[t % period]);
+  }
+  const total = variance(detrended);
+  return detrended.length > period && total > 0 ? Math.max(0, 1 - variance(remainder) / total) : 0;
+}
+
+function variance(values: readonly number[]): number {
+  const mean = values.reduce((a, b) => a + b, 0) / values.length;
+  return values.reduce((a, b) => a + (b - mean) ** 2, 0) / values.length;
 }
 
 export type DecompositionKind = 'multiplicative' | 'additive';
