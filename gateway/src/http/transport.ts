@@ -4,16 +4,16 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import helmet from 'helmet';
 import { constants } from 'node:zlib';
 
-/**
- * Helmet's security headers (a content security policy allowing this origin's scripts and inline
- * styles), worked out once: helmet's policy is the same for every request, so running its dozen
- * middlewares per request only recomputed the same values. Helmet also drops `X-Powered-By`,
- * which the app never sends.
- */
+/** Helmet's defaults with a content security policy allowing this origin's scripts and inline styles. */
 export const HELMET_OPTIONS: Parameters<typeof helmet>[0] = {
   contentSecurityPolicy: { directives: { 'script-src': ["'self'"], 'style-src': ["'self'", "'unsafe-inline'"] } },
 };
 
+/**
+ * Helmet's security headers, worked out once: helmet's policy is the same for every request, so
+ * running its dozen middlewares per request only recomputed the same values. Helmet also drops
+ * `X-Powered-By`, which the app never sends.
+ */
 export function securityHeaders(options = HELMET_OPTIONS): RequestHandler {
   const headers: [string, string][] = [];
   const recorder = {

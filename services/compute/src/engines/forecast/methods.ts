@@ -311,9 +311,10 @@ export const COMBINATION_TRIM = 1;
 
 /**
  * Longest season the combination is trimmed at (R's ets stops at the same length). With a
- * longer season (weekly data, 52) the seasonality test at the seasonal lag rarely passes on
- * a few years of history, so the airline model is often the only member that carries the
- * season, and trimming each step's extremes would cut its peaks and troughs.
+ * longer season (weekly data, 52) the members' decomposition rests on two to four cycles, or
+ * is not made at all, and the airline model is often the member that carries the season most
+ * clearly: trimming each step's extremes cut its peaks and troughs (simulated weekly MASE 0.925
+ * to 0.980, measured before long seasons were also recognised by their strength).
  */
 export const MAX_TRIMMED_SEASON = MAX_ETS_SEASON;
 
