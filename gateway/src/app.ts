@@ -14,6 +14,7 @@ import {
 import { DEFAULT_RETRY_AFTER_SECONDS, errorHandler, problem } from './http/errors';
 import { replayRoute, type GatewayIdempotency, type Keyed } from './http/idempotency';
 import { legacyPassthrough } from './http/legacy-proxy';
+import { dispatch, RouteTable } from './http/dispatch';
 import { buildOpenApi } from './http/openapi';
 import { observeRequests } from './http/observe';
 import { envelope, parseInput, type RouteDef } from './http/routes';
@@ -99,11 +100,10 @@ export function createApp(opts: AppOptions): Express {
     return list;
   };
 
-  const methodsByPath = new Map<string, Set<string>>();
+  // Every API route in one lookup (http/dispatch.ts) rather than one Express layer each.
+  const table = new RouteTable<RequestHandler[]>();
   for (const route of opts.routes) {
-    (methodsByPath.get(route.path) ?? methodsByPath.set(route.path, new Set()).get(route.path)!).add(route.method.toUpperCase());
-    app[route.method](
-      route.path,
+    table.add(route.method, route.path, [
       (_req: Request, res: Response, next: NextFunction) => {
         res.locals.dialect = route.dialect;
         res.locals.route = route;
@@ -153,19 +153,21 @@ export function createApp(opts: AppOptions): Express {
           next(err);
         }
       },
-    );
+    ]);
   }
+  app.use(dispatch(table));
   // Before the 405s: a method this service lacks on a known path may be one the old deployment has.
   if (opts.legacyUpstream)
     app.use(legacyPassthrough({ upstream: opts.legacyUpstream.url, timeoutMs: opts.legacyUpstream.timeoutMs, logger: opts.logger }));
   // A known path with another method: 405 and the methods it does take.
-  for (const [path, methods] of methodsByPath) {
-    const allow = [...methods, ...(methods.has('GET') ? ['HEAD'] : [])].join(', ');
-    app.all(path, (req: Request, res: Response, next: NextFunction) => {
-      res.setHeader('Allow', allow);
-      next(problem('method-not-allowed', `${req.method} is not allowed here; use ${allow}.`));
-    });
-  }
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const known = table.methodsAt(req.path);
+    if (!known) return next();
+    const allow = [...known.methods, ...(known.methods.includes('GET') ? ['HEAD'] : [])].join(', ');
+    res.setHeader('Allow', allow);
+    res.locals.routePath = known.path;
+    next(problem('method-not-allowed', `${req.method} is not allowed here; use ${allow}.`));
+  });
   app.use((req: Request, _res: Response, next: NextFunction) => {
     next(problem('not-found', `No route for ${req.method} ${req.path}.`));
   });

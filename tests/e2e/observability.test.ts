@@ -268,6 +268,8 @@ describe('observability: metrics, access log and banner of a running all-in-one 
     for (const id of ids) await call(`/demo/api/v1/items/${id}`);
     for (const t of tenants) await call(`/${t}/api/v1/items/${ids[0]}`);
     for (const t of tenants) await call(`/${t}/no/such/path/${t}`);
+    // A known path with a method it does not take is labelled with its template.
+    for (const id of ids.slice(0, 3)) assert.equal((await call(`/demo/api/v1/jobs/${id}`, { method: 'DELETE' })).status, 405);
     const after = await scrape();
     const values = new Set(after.flatMap((s) => Object.values(s.labels)));
     for (const v of values) {
@@ -279,9 +281,15 @@ describe('observability: metrics, access log and banner of a running all-in-one 
     for (const r of routes) assert.ok(r === 'unmatched' || r.startsWith('/'), r);
     assert.ok(routes.has('/:tenant/api/v1/items/:id'));
     assert.ok(routes.has('unmatched'));
-    // 35 distinct paths hit: the series of the HTTP counter grew by a handful of route/status pairs at most.
+    assert.ok(
+      after.some(
+        (s) => s.name === 'supply_http_requests_total' && s.labels.route === '/:tenant/api/v1/jobs/:job_id' && s.labels.status === '405',
+      ),
+      'the 405s under their route template',
+    );
+    // 38 distinct paths hit: the series of the HTTP counter grew by a handful of route/status pairs at most.
     const series = (ss: Sample[]) => ss.filter((s) => s.name === 'supply_http_requests_total').length;
-    assert.ok(series(after) - series(before) <= 4, `${series(before)} -> ${series(after)}`);
+    assert.ok(series(after) - series(before) <= 5, `${series(before)} -> ${series(after)}`);
   });
 
   it('writes exactly one access log line per request, with its id, tenant, token id, route, status, duration and bytes', async () => {

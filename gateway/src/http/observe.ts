@@ -47,6 +47,8 @@ export function rejectionReasonOf(problem: ProblemSlug | undefined): RejectionRe
 function routeOf(req: Request, res: Response): string {
   const declared = res.locals.route as RouteDef | undefined;
   if (declared) return declared.path;
+  // A known path asked with a method it does not take (app.ts answers 405).
+  if (typeof res.locals.routePath === 'string') return res.locals.routePath;
   const matched = (req as Request & { route?: { path?: unknown } }).route?.path;
   return matched === undefined ? UNMATCHED_ROUTE : `${req.baseUrl ?? ''}${String(matched)}`;
 }
