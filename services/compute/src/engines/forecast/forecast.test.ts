@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { combinationWeights, holdoutPlan } from './auto';
 import {
   COMBINATION_MEMBERS,
+  COMBINATION_TRIM,
   LEVEL_OR_TREND_MIN_LENGTH,
-  MAX_TRIMMED_SEASON,
   combination,
   prepareHistory,
   runMethod,
@@ -242,15 +242,13 @@ describe('forecast/combination', () => {
     assert.ok(Number.isNaN(trimmedWeightedMean([[1], [Number.NaN], [2]], [1, 1, 1], 1)[0]), 'a non-finite member spoils the step');
   });
 
-  it('is trimmed for seasons up to MAX_TRIMMED_SEASON, where every member estimates the season', () => {
+  it('is trimmed at every season length, weekly data included', () => {
     const values = Array.from({ length: 160 }, (_, t) => 100 + t + 10 * Math.sin(t));
     const trimmedOf = (period: number) => {
       const history = prepareHistory(values, period);
       return combination(history, 6, (member) => runMethod(member, history, 6)).parameters?.trimmed;
     };
-    assert.equal(trimmedOf(12), 1);
-    assert.equal(trimmedOf(MAX_TRIMMED_SEASON + 1), 0);
-    assert.equal(trimmedOf(52), 0);
+    for (const period of [1, 4, 7, 12, 13, 52]) assert.equal(trimmedOf(period), COMBINATION_TRIM, `period ${period}`);
   });
 
   it('lets its damped-trend member choose a flat level by AICc once the history is long enough', () => {

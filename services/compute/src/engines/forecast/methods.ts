@@ -256,8 +256,7 @@ function adjustedArima(history: PreparedHistory, horizon: number, automatic: boo
 
 /**
  * Weighted mean of the members (equal weights unless given, e.g. from their
- * rolling-origin errors), trimmed of each step's highest and lowest member for seasons up to
- * MAX_TRIMMED_SEASON. The members share one decomposition whose seasonal
+ * rolling-origin errors), trimmed of each step's highest and lowest member. The members share one decomposition whose seasonal
  * indices are shrunk (James-Stein); the trend members run on the log of the
  * adjusted series when it is positive (on M3 monthly this alone takes Theta from
  * sMAPE 13.9 to 13.5). `raw` gives the airline member on the history as is (so a
@@ -287,7 +286,7 @@ export function combination(
   const usable =
     weights && weights.length === members.length && weights.every((w) => w >= 0 && Number.isFinite(w)) && weights.some((w) => w > 0);
   const memberWeights = usable ? weights : members.map(() => 1);
-  const trim = history.period <= MAX_TRIMMED_SEASON ? COMBINATION_TRIM : 0;
+  const trim = COMBINATION_TRIM;
   return {
     forecast: trimmedWeightedMean(members, memberWeights, trim),
     model: 'combination',
@@ -305,18 +304,12 @@ export function combination(
 /**
  * Members left out at each end of every horizon step before the weighted mean (a trimmed
  * mean, Jose & Winkler 2008): one member that runs away, such as a trend extrapolated from
- * noise, no longer drags the combination with it.
+ * noise, no longer drags the combination with it. At every season length: weekly data (52)
+ * was once left untrimmed, when its seasons often went unrecognised and the airline member
+ * alone carried them; since long seasons also count by their strength, trimming helps there
+ * too (simulated weekly MASE 0.643 to 0.639, on 800 series 0.666 to 0.664).
  */
 export const COMBINATION_TRIM = 1;
-
-/**
- * Longest season the combination is trimmed at (R's ets stops at the same length). With a
- * longer season (weekly data, 52) the members' decomposition rests on two to four cycles, or
- * is not made at all, and the airline model is often the member that carries the season most
- * clearly: trimming each step's extremes cut its peaks and troughs (simulated weekly MASE 0.925
- * to 0.980, measured before long seasons were also recognised by their strength).
- */
-export const MAX_TRIMMED_SEASON = MAX_ETS_SEASON;
 
 /**
  * Per step, the weighted mean of the forecasts left after dropping the `trim` lowest and
