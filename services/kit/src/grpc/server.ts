@@ -1,4 +1,4 @@
-import { randomUUID, timingSafeEqual, createHash } from 'node:crypto';
+import { hash, randomUUID, timingSafeEqual } from 'node:crypto';
 import {
   Server,
   status as Status,
@@ -42,7 +42,7 @@ type DefinitionOf<D> = {
 /** Handlers for every method of a ts-proto service definition, typed from the definition. */
 export type ServiceHandlers<D> = DefinitionOf<D>;
 
-const digestOf = (value: string): Buffer => createHash('sha256').update(value).digest();
+const digestOf = (value: string): Buffer => hash('sha256', value, 'buffer');
 
 const elapsedMsSince = (started: bigint): number => Number(process.hrtime.bigint() - started) / 1e6;
 
