@@ -55,6 +55,14 @@ export function endpointOf(path: string): string {
   return path.replace(PREFIX, '').replace(/:([A-Za-z0-9_]+)/g, '{$1}') || '/';
 }
 
+/** endpointOf once per route pattern (the patterns are the app's routes, a fixed few dozen). */
+const endpoints = new Map<string, string>();
+function endpointOfRoute(path: string): string {
+  let endpoint = endpoints.get(path);
+  if (endpoint === undefined) endpoints.set(path, (endpoint = endpointOf(path)));
+  return endpoint;
+}
+
 function setRateHeaders(res: Response, rule: RateLimitRule, rate: MeterDecision['rate']): void {
   res.setHeader('RateLimit-Policy', `"default";q=${rule.limit};w=${rule.windowSeconds}`);
   res.setHeader('RateLimit', `"default";r=${rate.remaining};t=${rate.resetSeconds}`);
@@ -165,7 +173,7 @@ export function createMeteringHook(options: MeteringOptions): MeteringHooks {
         tenant: principal.tenant,
         token_id: principal.token_id,
         method: route.method.toUpperCase(),
-        endpoint: endpointOf(route.path),
+        endpoint: endpointOfRoute(route.path),
         // A refunded request shows with cost 0, so recorded use still adds up to the balance.
         cost: (res.locals.metering as MeteredRequest | undefined)?.cost ?? 0,
         // An answer never finished means the client went away first.

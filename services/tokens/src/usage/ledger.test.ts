@@ -118,11 +118,31 @@ describe('UsageLedger', function () {
     assert.equal(await ledger.used('demo', creditPeriodByKey('2026-05')!), 111);
   });
 
-  it('recovers batches stored but never marked folded', async () => {
-    await usage.batches.insertOne({ _id: 'lost', at: '2026-05-10T12:00:00.000Z', records: [record({ cost: 7 })], folded: false });
-    assert.equal(await ledger.recover(), 1);
-    assert.equal(await ledger.used('demo', creditPeriodByKey('2026-05')!), 7);
+  it('recovers batches stored but never marked folded, in the stored form of today and of before', async () => {
+    const records = [record({ cost: 7 }), record({ cost: 5, at: '2026-05-10T14:00:00+02:00' })];
+    await usage.batches.insertOne({ _id: 'lost', at: '2026-05-10T12:00:00.000Z', records_json: JSON.stringify(records), folded: false });
+    // A batch stored by an earlier version keeps its records as objects.
+    await usage.batches.insertOne({ _id: 'older', at: '2026-05-10T12:00:00.000Z', records: [record({ cost: 100 })], folded: false });
+    assert.equal(await ledger.recover(), 2);
+    assert.equal(await ledger.used('demo', creditPeriodByKey('2026-05')!), 112);
     assert.equal(await ledger.recover(), 0);
+  });
+
+  it("keeps a batch's records whole, as they arrived, and counts each on its UTC day", async () => {
+    const records = [
+      record({ at: '2026-05-31T23:59:59.999Z' }),
+      // Not the gateway's own form: read as an instant, 2026-05-31T23:30Z.
+      record({ at: '2026-06-01T01:30:00+02:00', cost: 10 }),
+      record({ at: '2026-06-01T00:00:00.000Z', cost: 100 }),
+    ];
+    await ledger.fold(batch('days', records));
+    const stored = await usage.batches.findById('days');
+    assert.deepEqual(JSON.parse(stored!.records_json!), records);
+    assert.equal(stored!.folded, true);
+    assert.deepEqual(await ledger.report('demo', '2026-05-01', '2026-06-30', ['day']), [
+      { day: '2026-05-31', method: null, endpoint: null, token_id: null, requests: 2, credits: 11 },
+      { day: '2026-06-01', method: null, endpoint: null, token_id: null, requests: 1, credits: 100 },
+    ]);
   });
 
   it('prunes old folded batches and keeps the aggregates', async () => {

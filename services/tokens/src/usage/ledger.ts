@@ -1,6 +1,6 @@
 import { isAppError } from '@supply/kit';
-import { utcDay, type CreditPeriod, type UsageBatch, type UsageGroup } from '@supply/contracts';
-import { usageDayId, type UsageDayDoc, type UsageStore } from './repository';
+import { utcDay, type CreditPeriod, type UsageBatch, type UsageGroup, type UsageRecord } from '@supply/contracts';
+import { usageDayId, type UsageBatchDoc, type UsageDayDoc, type UsageStore } from './repository';
 
 /** Batch ids each aggregate remembers; a partly folded batch must be retried within this many later batches. */
 const RECENT_BATCHES = 64;
@@ -16,11 +16,21 @@ export interface UsageRow {
 
 type DayTotals = Pick<UsageDayDoc, 'tenant' | 'day' | 'method' | 'endpoint' | 'token_id' | 'requests' | 'credits' | 'errors'>;
 
+/** The UTC day of a record's instant; the gateway's own form (`toISOString`, UTC) is read as it is. */
+function dayOf(at: string): string {
+  return at.length === 24 && at.charCodeAt(10) === 84 /* T */ && at.charCodeAt(23) === 90 /* Z */ ? at.slice(0, 10) : utcDay(new Date(at));
+}
+
+/** A batch's stored records, in either form (see UsageBatchDoc). */
+function recordsOf(stored: UsageBatchDoc): UsageRecord[] {
+  return stored.records_json !== undefined ? (JSON.parse(stored.records_json) as UsageRecord[]) : (stored.records ?? []);
+}
+
 /** A batch's records summed per aggregate (tenant, day, endpoint, token). */
 function totalsOf(batch: UsageBatch): Map<string, DayTotals> {
   const totals = new Map<string, DayTotals>();
   for (const r of batch.records) {
-    const key = { tenant: r.tenant, day: utcDay(new Date(r.at)), method: r.method, endpoint: r.endpoint, token_id: r.token_id };
+    const key = { tenant: r.tenant, day: dayOf(r.at), method: r.method, endpoint: r.endpoint, token_id: r.token_id };
     const id = usageDayId(key);
     const into = totals.get(id) ?? totals.set(id, { ...key, requests: 0, credits: 0, errors: 0 }).get(id)!;
     into.requests += 1;
@@ -50,7 +60,7 @@ export class UsageLedger {
   async fold(batch: UsageBatch): Promise<boolean> {
     const at = batch.records.reduce((min, r) => (r.at < min ? r.at : min), batch.records[0]?.at ?? new Date(0).toISOString());
     try {
-      await this.#store.batches.insertOne({ _id: batch.id, at, records: batch.records, folded: false });
+      await this.#store.batches.insertOne({ _id: batch.id, at, records_json: JSON.stringify(batch.records), folded: false });
     } catch (error) {
       if (!(isAppError(error) && error.code === 'conflict')) throw error;
       const stored = await this.#store.batches.findById(batch.id);
@@ -64,7 +74,7 @@ export class UsageLedger {
   async recover(): Promise<number> {
     let folded = 0;
     for await (const stored of this.#store.batches.iterate({ folded: false })) {
-      await this.#count({ id: stored._id, records: stored.records });
+      await this.#count({ id: stored._id, records: recordsOf(stored) });
       folded++;
     }
     return folded;

@@ -6,7 +6,14 @@ export interface UsageBatchDoc extends Doc {
   _id: string;
   /** The earliest record's instant, for pruning. */
   at: string;
-  records: UsageRecord[];
+  /**
+   * The records as JSON text: kept whole and never queried, and one string costs far less to
+   * store, copy and rewrite (marking the batch folded rewrites its document) than hundreds of
+   * small objects.
+   */
+  records_json?: string;
+  /** The records as objects, as batches stored before `records_json` hold them. */
+  records?: UsageRecord[];
   /** Set once every record is counted in its day aggregate. */
   folded: boolean;
 }
