@@ -64,7 +64,7 @@ export function seasonalStrength(values: readonly number[], period: number): num
   if (!hasEnoughHistoryForSeason(values.length, period)) return 0;
   const kind: DecompositionKind = values.every((v) => v > 0) ? 'multiplicative' : 'additive';
   const trend = centredMovingAverage(values, period);
-  const indices = seasonalIndices(values, period, kind);
+  const indices = seasonalIndices(values, period, kind, trend);
   const detrended: number[] = [];
   const remainder: number[] = [];
   for (let t = 0; t < values.length; t++) {
@@ -114,10 +114,16 @@ export function centredMovingAverage(values: readonly number[], period: number):
  * positions t with t % period === j, counted from the first observation.
  * Multiplicative indices average to 1, additive ones to 0.
  */
-export function seasonalIndices(values: readonly number[], period: number, kind: DecompositionKind): number[] {
+export function seasonalIndices(
+  values: readonly number[],
+  period: number,
+  kind: DecompositionKind,
+  /** The series' centred moving average, when the caller has it already. */
+  movingAverage?: readonly number[],
+): number[] {
   const neutral = kind === 'multiplicative' ? 1 : 0;
   if (period <= 1 || values.length < 2 * period) return new Array<number>(Math.max(1, period)).fill(neutral);
-  const trend = centredMovingAverage(values, period);
+  const trend = movingAverage ?? centredMovingAverage(values, period);
   const sums = new Array<number>(period).fill(0);
   const counts = new Array<number>(period).fill(0);
   for (let t = 0; t < values.length; t++) {
