@@ -274,6 +274,47 @@ describe('forecast/combination', () => {
     );
   });
 
+  it('averages only its members without drift when the KPSS test finds the history level-stationary', () => {
+    const noise = (t: number) => 8 * Math.sin(t * 12.9898) * Math.cos(t * 78.233);
+    const run = (values: number[], weights?: number[]) => {
+      const history = prepareHistory(values, 1);
+      return combination(history, 6, (member) => runMethod(member, history, 6), weights);
+    };
+    const at = (member: (typeof COMBINATION_MEMBERS)[number]) => COMBINATION_MEMBERS.indexOf(member);
+    const level = Array.from({ length: LEVEL_OR_TREND_MIN_LENGTH + 12 }, (_, t) => 100 + noise(t));
+    const flat = run(level);
+    assert.equal(flat.parameters?.level_stationary, 1);
+    assert.equal(flat.parameters?.trimmed, 0);
+    const [damped, auto] = [flat.members![at('damped')], flat.members![at('arima_auto')]];
+    flat.forecast.forEach((v, h) => assert.ok(Math.abs(v - (damped[h] + auto[h]) / 2) < 1e-9, `step ${h}: ${v}`));
+    const weights = COMBINATION_MEMBERS.map((m) => (m === 'damped' ? 3 : 1));
+    const weighted = run(level, weights);
+    weighted.forecast.forEach((v, h) => assert.ok(Math.abs(v - (3 * damped[h] + auto[h]) / 4) < 1e-9, `weighted step ${h}: ${v}`));
+
+    assert.equal(flat.parameters?.members, 2);
+
+    // A seasonal level keeps the airline model, the member that fits the season itself.
+    const seasonalHistory = prepareHistory(
+      Array.from({ length: 60 }, (_, t) => 100 + 30 * Math.sin((2 * Math.PI * t) / 12) + noise(t)),
+      12,
+    );
+    assert.equal(seasonalHistory.adjustment.seasonal, true);
+    const seasonal = combination(seasonalHistory, 6, (member) => runMethod(member, seasonalHistory, 6));
+    assert.equal(seasonal.parameters?.level_stationary, 1);
+    assert.equal(seasonal.parameters?.members, 3);
+    const kept = ['damped', 'arima', 'arima_auto'] as const;
+    seasonal.forecast.forEach((v, h) => {
+      const mean = kept.reduce((sum, m) => sum + seasonal.members![at(m)][h], 0) / kept.length;
+      assert.ok(Math.abs(v - mean) < 1e-9, `seasonal step ${h}: ${v} against ${mean}`);
+    });
+
+    const trend = run(level.map((v, t) => v + 2 * t));
+    assert.equal(trend.parameters?.level_stationary, 0, 'a trend is extrapolated by every member');
+    assert.equal(trend.parameters?.trimmed, COMBINATION_TRIM);
+    const short = run(level.slice(0, LEVEL_OR_TREND_MIN_LENGTH - 1));
+    assert.equal(short.parameters?.level_stationary, 0, 'too short a history for the test to tell');
+  });
+
   it('decomposes a trending seasonal series for its members when the differences show the season', () => {
     const values = Array.from({ length: 60 }, (_, t) => 100 + 10 * t + 15 * Math.sin((2 * Math.PI * t) / 12));
     const history = prepareHistory(values, 12);

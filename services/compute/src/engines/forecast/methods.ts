@@ -3,7 +3,7 @@
  * damped, Theta, Naive2) run on the seasonally adjusted series when the
  * seasonality test finds a season, as in the M competitions.
  */
-import { airline, arima011Drift, autoArima } from './arima';
+import { KPSS_CRITICAL, airline, airlineFits, arima011Drift, autoArima, kpssStatistic } from './arima';
 import { type EtsModel, type EtsSpec, MAX_ETS_SEASON, etsCandidates, etsFits, fitEts, forecastEts, selectEts } from './ets';
 import { classifySeries } from './classify';
 import { adida, croston, sba, tsb } from './intermittent';
@@ -286,18 +286,56 @@ export function combination(
   const usable =
     weights && weights.length === members.length && weights.every((w) => w >= 0 && Number.isFinite(w)) && weights.some((w) => w > 0);
   const memberWeights = usable ? weights : members.map(() => 1);
+  // On a level-stationary history only the members that extrapolate no drift are averaged, untrimmed.
+  const kept = levelStationary(shrunk) ? COMBINATION_MEMBERS.flatMap((member, k) => (keptOnLevel(member, shrunk) ? [k] : [])) : null;
+  let forecast: number[];
+  if (kept) {
+    const keptWeights = kept.map((k) => memberWeights[k]);
+    const weighted = keptWeights.some((w) => w > 0);
+    forecast = weightedMean(
+      kept.map((k) => members[k]),
+      weighted ? keptWeights : kept.map(() => 1),
+    );
+  } else {
+    forecast = trimmedWeightedMean(members, memberWeights, COMBINATION_TRIM);
+  }
   return {
-    forecast: trimmedWeightedMean(members, memberWeights, COMBINATION_TRIM),
+    forecast,
     model: 'combination',
     members,
     parameters: {
-      members: COMBINATION_MEMBERS.length,
+      members: kept ? kept.length : COMBINATION_MEMBERS.length,
       log_scale: logged ? 1 : 0,
       weighted: usable ? 1 : 0,
-      trimmed: COMBINATION_TRIM,
+      trimmed: kept ? 0 : COMBINATION_TRIM,
+      level_stationary: kept ? 1 : 0,
       ...seasonParameter(history),
     },
   };
+}
+
+/**
+ * The members that extrapolate no drift: the level-or-damped-trend member and the automatic
+ * ARIMA (which, on a series the KPSS test finds level-stationary, takes no difference). On such
+ * a series the others (Theta's half slope, the ARIMA(0,1,1) drift) extrapolate a trend the data
+ * do not show, so they are left out of the mean; the airline model stays when the history is
+ * seasonal, as the one member that fits the season itself rather than through the shared,
+ * shrunk decomposition (without it simulated quarterly data lost what smooth demand gained).
+ */
+function keptOnLevel(member: CombinationMember, history: PreparedHistory): boolean {
+  if (member === 'damped' || member === 'arima_auto') return true;
+  return member === 'arima' && history.adjustment.seasonal && airlineFits(history.values.length, history.period);
+}
+
+/**
+ * Whether the (adjusted) history has no trend to extrapolate: at least LEVEL_OR_TREND_MIN_LENGTH
+ * values (on shorter histories the test has too little power, and took real trends away from
+ * yearly and quarterly series) and the KPSS test at 5% does not reject stationarity around a
+ * level, the test by which R's auto.arima decides to difference.
+ */
+export function levelStationary(history: PreparedHistory): boolean {
+  const adjusted = history.adjustment.adjusted;
+  return adjusted.length >= LEVEL_OR_TREND_MIN_LENGTH && kpssStatistic(adjusted) <= KPSS_CRITICAL;
 }
 
 /**
