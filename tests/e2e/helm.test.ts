@@ -14,6 +14,8 @@ import { skipUnless } from '../support/require';
 const CHART = 'deploy/helm/supply-planning';
 const PRODUCTION = 'deploy/helm/examples/production.yaml';
 const helm = [process.env.HELM_BIN, join(homedir(), 'go/bin/helm')].find((p) => p && existsSync(p));
+/** kube-score (github.com/zegl/kube-score), the operator's linter: .ci/run builds and caches it. */
+const kubeScore = [process.env.KUBE_SCORE_BIN, join(homedir(), 'go/bin/kube-score')].find((p) => p && existsSync(p));
 // The preStop sleep action needs 1.30; `helm template` assumes an old cluster unless told.
 const KUBE = ['--kube-version', '1.31.0'];
 const BACKENDS = [
@@ -111,6 +113,16 @@ describe('Helm chart', function () {
         assert.deepEqual(strictTypeErrors(docs), [], 'no field unknown to Kubernetes, none of the wrong type');
       });
 
+      it('scores clean with kube-score: nothing critical, no warning', function () {
+        skipUnless(this, 'KUBE_SCORE', kubeScore ? null : 'kube-score is not built here (set KUBE_SCORE_BIN)');
+        const rendered = execFileSync(helm!, ['template', 'rel', CHART, ...KUBE, ...args], { encoding: 'utf8' });
+        const r = spawnSync(kubeScore!, ['score', '-', '--output-format', 'ci'], { input: rendered, encoding: 'utf8' });
+        const findings = `${r.stdout}${r.stderr}`.split('\n').filter((line) => /^\[(CRITICAL|WARNING)\]/.test(line));
+        assert.deepEqual(findings, []);
+        assert.equal(r.status, 0, r.stderr);
+        assert.match(r.stdout, /\[OK\]/, 'kube-score scored the objects');
+      });
+
       it('passes Pod Security "restricted" and keeps the root filesystem read-only', () => {
         const workloads = ofKind(docs, 'Deployment');
         assert.ok(workloads.length >= 1);
@@ -205,6 +217,26 @@ describe('Helm chart', function () {
         const metrics = np.spec.ingress.find((r: any) => r.ports[0].port === 'metrics');
         assert.deepEqual(metrics.from, [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }]);
       }
+    });
+
+    it('lets pods out to DNS and the release always, and elsewhere as networkPolicy.egress says', () => {
+      const release = {
+        podSelector: { matchLabels: { 'app.kubernetes.io/instance': 'rel', 'app.kubernetes.io/name': 'supply-planning' } },
+      };
+      const dns = {
+        ports: [
+          { port: 53, protocol: 'UDP' },
+          { port: 53, protocol: 'TCP' },
+        ],
+      };
+      for (const name of ['gateway', ...SERVICE_NAMES]) {
+        const np = named(docs, 'NetworkPolicy', `rel-supply-planning-${name}`);
+        assert.deepEqual(np.spec.policyTypes, ['Ingress', 'Egress']);
+        assert.deepEqual(np.spec.egress, [{ to: [release] }, dns, {}], 'by default anywhere: the backends may live anywhere');
+      }
+      const mongo = { to: [{ ipBlock: { cidr: '10.20.0.0/16' } }], ports: [{ port: 27017, protocol: 'TCP' }] };
+      const confined = render([...DISTRIBUTED, '--set-json', `networkPolicy.egress=${JSON.stringify([mongo])}`]);
+      assert.deepEqual(named(confined, 'NetworkPolicy', 'rel-supply-planning-tokens').spec.egress, [{ to: [release] }, dns, mongo]);
     });
 
     it('rolls pods when configuration changes, and not otherwise', () => {

@@ -1,10 +1,10 @@
 /**
- * Tests that need a backend or tool this machine may lack (RabbitMQ, MongoDB, helm, Chromium)
+ * Tests that need a backend or tool this machine may lack (RabbitMQ, MongoDB, helm, kube-score, Chromium)
  * skip, saying why, when it is missing; CI sets REQUIRE_<WHAT>=1 once it has set the thing up,
  * and then the same test fails with the reason instead, so CI never passes by skipping what it
  * is meant to prove.
  */
-export type Requirement = 'AMQP' | 'MONGODB' | 'HELM' | 'CHROMIUM';
+export type Requirement = 'AMQP' | 'MONGODB' | 'HELM' | 'KUBE_SCORE' | 'CHROMIUM';
 
 export function isRequired(what: Requirement): boolean {
   return process.env[`REQUIRE_${what}`] === '1';
