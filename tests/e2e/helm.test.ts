@@ -123,6 +123,11 @@ describe('Helm chart', function () {
         assert.match(r.stdout, /\[OK\]/, 'kube-score scored the objects');
       });
 
+      it("names the release's namespace on every object, so none lands in another by accident", () => {
+        const inNamespace = render(['--namespace', 'supply', ...args]);
+        for (const doc of inNamespace) assert.equal(doc.metadata.namespace, 'supply', `${doc.kind} ${doc.metadata.name}`);
+      });
+
       it('passes Pod Security "restricted" and keeps the root filesystem read-only', () => {
         const workloads = ofKind(docs, 'Deployment');
         assert.ok(workloads.length >= 1);
