@@ -285,13 +285,12 @@ describe('forecast/combination', () => {
     const flat = run(level);
     assert.equal(flat.parameters?.level_stationary, 1);
     assert.equal(flat.parameters?.trimmed, 0);
+    assert.equal(flat.parameters?.members, 2);
     const [damped, auto] = [flat.members![at('damped')], flat.members![at('arima_auto')]];
     flat.forecast.forEach((v, h) => assert.ok(Math.abs(v - (damped[h] + auto[h]) / 2) < 1e-9, `step ${h}: ${v}`));
     const weights = COMBINATION_MEMBERS.map((m) => (m === 'damped' ? 3 : 1));
     const weighted = run(level, weights);
     weighted.forecast.forEach((v, h) => assert.ok(Math.abs(v - (3 * damped[h] + auto[h]) / 4) < 1e-9, `weighted step ${h}: ${v}`));
-
-    assert.equal(flat.parameters?.members, 2);
 
     // A seasonal level keeps the airline model, the member that fits the season itself.
     const seasonalHistory = prepareHistory(
