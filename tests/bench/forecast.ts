@@ -19,7 +19,8 @@
  *   iteration), BENCH_SETS=m3,raf,sim (which sets), BENCH_R_SERIES=n (R on about n
  *   evenly spaced series per shared set; default 200), BENCH_R_SIM_SERIES=n (R on about n series
  *   of each simulated set; default 100), BENCH_R_SIM=0 (R on the shared sets only), BENCH_R=0 (skip R), BENCH_FAST=1 (skip the slow ets
- *   baseline), BENCH_SIM_COUNT=n (series per simulated set; default 200)
+ *   baseline), BENCH_SIM_COUNT=n (series per simulated set; default 200), BENCH_SIM_SETS=erratic,quarterly
+ *   (only the simulated sets whose names contain one of these words)
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -525,7 +526,9 @@ export async function run(): Promise<void> {
   if (sets.includes('sim')) {
     const count = Math.max(10, Math.round(Number(process.env.BENCH_SIM_COUNT ?? 200) / every));
     const rSimTarget = Math.max(1, Number(process.env.BENCH_R_SIM_SERIES ?? 100));
-    for (const set of simulatedSets(count)) {
+    // BENCH_SIM_SETS=erratic,quarterly: only the simulated sets whose names contain one of these words.
+    const only = process.env.BENCH_SIM_SETS?.split(',').filter(Boolean);
+    for (const set of simulatedSets(count).filter((s) => !only || only.some((word) => s.name.includes(word)))) {
       const runs = baselines(set);
       const all = set.series.map((_, i) => i);
       printTable(set.name, set, runs, all);
