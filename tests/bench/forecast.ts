@@ -526,7 +526,6 @@ export async function run(): Promise<void> {
   if (sets.includes('sim')) {
     const count = Math.max(10, Math.round(Number(process.env.BENCH_SIM_COUNT ?? 200) / every));
     const rSimTarget = Math.max(1, Number(process.env.BENCH_R_SIM_SERIES ?? 100));
-    // BENCH_SIM_SETS=erratic,quarterly: only the simulated sets whose names contain one of these words.
     const only = process.env.BENCH_SIM_SETS?.split(',').filter(Boolean);
     for (const set of simulatedSets(count).filter((s) => !only || only.some((word) => s.name.includes(word)))) {
       const runs = baselines(set);

@@ -60,9 +60,12 @@ function helmRun(args: string[]): { ok: boolean; out: string } {
   return { ok: r.status === 0, out: `${r.stdout}${r.stderr}` };
 }
 
-function render(args: string[]): K8sObject[] {
-  const out = execFileSync(helm!, ['template', 'rel', CHART, ...KUBE, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  return parseAllDocuments(out)
+function renderText(args: string[]): string {
+  return execFileSync(helm!, ['template', 'rel', CHART, ...KUBE, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+function render(args: string[], text = renderText(args)): K8sObject[] {
+  return parseAllDocuments(text)
     .map((d) => d.toJS() as K8sObject | null)
     .filter((d): d is K8sObject => d !== null);
 }
@@ -92,9 +95,11 @@ describe('Helm chart', function () {
 
   for (const [name, args] of Object.entries(SCENARIOS)) {
     describe(name, () => {
+      let text: string;
       let docs: K8sObject[];
       before(() => {
-        docs = render(args);
+        text = renderText(args);
+        docs = render(args, text);
       });
 
       it('lints clean with --strict', () => {
@@ -115,8 +120,7 @@ describe('Helm chart', function () {
 
       it('scores clean with kube-score: nothing critical, no warning', function () {
         skipUnless(this, 'KUBE_SCORE', kubeScore ? null : 'kube-score is not built here (set KUBE_SCORE_BIN)');
-        const rendered = execFileSync(helm!, ['template', 'rel', CHART, ...KUBE, ...args], { encoding: 'utf8' });
-        const r = spawnSync(kubeScore!, ['score', '-', '--output-format', 'ci'], { input: rendered, encoding: 'utf8' });
+        const r = spawnSync(kubeScore!, ['score', '-', '--output-format', 'ci'], { input: text, encoding: 'utf8' });
         const findings = `${r.stdout}${r.stderr}`.split('\n').filter((line) => /^\[(CRITICAL|WARNING)\]/.test(line));
         assert.deepEqual(findings, []);
         assert.equal(r.status, 0, r.stderr);
