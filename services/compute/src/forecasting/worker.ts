@@ -417,11 +417,13 @@ export class ForecastWorker {
 
   /**
    * A chunk replayed after its run finished: the run's summary, accuracy and status are made
-   * again from the part ledger and the series results (its replace step is not repeated).
+   * again from the part ledger and the series results (its replace step is not repeated). Any
+   * run with an outcome counts as finished, also one still marking itself done after telling
+   * the job: a replay landing in that moment was skipped, and the summary kept the failure.
    */
   private async resummarize(runId: number): Promise<void> {
     const run = await this.deps.forecasts.runs.findById(runId);
-    if (!run?.outcome || run.phase !== 'done') return;
+    if (!run?.outcome) return;
     const { parts, deleted = 0, replace_failure = null } = run.outcome;
     const outcome = { ...(await this.outcomeOf(run, deleted, replace_failure)), parts, deleted, replace_failure };
     await this.deps.forecasts.runs.updateOne(
