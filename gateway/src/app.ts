@@ -15,6 +15,7 @@ import { DEFAULT_RETRY_AFTER_SECONDS, errorHandler, problem } from './http/error
 import { replayRoute, type GatewayIdempotency, type Keyed } from './http/idempotency';
 import { legacyPassthrough } from './http/legacy-proxy';
 import { dispatch, RouteTable } from './http/dispatch';
+import { inSequence, pagesOnly } from './http/layers';
 import { buildOpenApi } from './http/openapi';
 import { observeRequests } from './http/observe';
 import { envelope, parseInput, type RouteDef } from './http/routes';
@@ -59,12 +60,17 @@ export function createApp(opts: AppOptions): Express {
   app.set('query parser', 'extended');
   app.set('trust proxy', 'loopback');
 
-  app.use(observeRequests({ logger: opts.logger, metrics: opts.metrics }));
-  app.use(decodablePath, queryKeysChecked);
-  app.use(securityHeaders());
-
-  if (opts.cors && opts.cors.origins.length > 0) app.use(corsFor(opts.cors.origins, opts.cors.maxAgeSeconds));
-  app.use(compressAnswers(opts.compressionThresholdBytes ?? 1024));
+  // The edge every request passes, as one Express layer (http/layers.ts).
+  app.use(
+    inSequence(
+      observeRequests({ logger: opts.logger, metrics: opts.metrics }),
+      decodablePath,
+      queryKeysChecked,
+      securityHeaders(),
+      ...(opts.cors && opts.cors.origins.length > 0 ? [corsFor(opts.cors.origins, opts.cors.maxAgeSeconds)] : []),
+      compressAnswers(opts.compressionThresholdBytes ?? 1024),
+    ),
+  );
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
@@ -79,11 +85,11 @@ export function createApp(opts: AppOptions): Express {
   app.get('/openapi.json', (_req, res) => {
     res.json(openapi);
   });
-  app.use(docsPages());
+  app.use(pagesOnly(docsPages()));
 
   // Every other path starts with a tenant (API routes and pages alike).
   app.use(possibleTenant);
-  if (opts.pages) app.use(opts.pages);
+  if (opts.pages) app.use(pagesOnly(opts.pages));
 
   const jsonLimit = `${opts.jsonLimitKb ?? opts.bodyLimitKb}kb`;
   const parsers = {
