@@ -27,14 +27,14 @@ export const gatewayModule: ServiceModule = {
     // All-in-one runs the five services in this process, so they are its own to serve; apart, they are peers.
     const servicesInProcess = config.target === 'all';
     const principals = new PrincipalCache({ fetch: (token) => clients.tokens.authenticate({ token }) });
-    const following = await principals.follow(await bus());
+    const following = await principals.follow(await bus(), logger);
     const revoked = (tenant: string, tokenId: number) => principals.forgetToken(tenant, tokenId);
     const metering = await createMetering({ meter: await meter(), bus: await bus(), clients, logger, now });
     const referenceCache =
       config.REFERENCE_CACHE === 'on'
         ? new ReferenceCache({ maxBytes: config.REFERENCE_CACHE_MAX_BYTES, ttlMs: config.REFERENCE_CACHE_TTL_MS })
         : undefined;
-    if (referenceCache) following.push(await referenceCache.follow(await bus()));
+    if (referenceCache) following.push(await referenceCache.follow(await bus(), logger));
     const routes = allRoutes(clients, { now, revoked }, config.cursorSecret, referenceCache);
     const app = createApp({
       logger,

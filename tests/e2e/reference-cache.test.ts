@@ -167,6 +167,44 @@ describe('reference read cache across two gateways sharing RabbitMQ', function (
     assert.deepEqual(names(await api(sys, `/${slug}/api/v1/uoms`, { token: t })), ['Tote bin']);
   });
 
+  it('holds write-then-read across the two gateways every time, not only when the other gateway happens to be quick', async () => {
+    const { slug, token } = await freshTenant(sys, { rate: 500, window: 60, credits: 5000 });
+    const t = await token();
+    const created = await api(sys, `/${slug}/api/v1/uoms`, { method: 'POST', token: t, body: { name: 'Bin 0', abbreviation: 'b0' } });
+    assert.equal(created.status, 201, created.text);
+    const id = created.body.data[0].id;
+    for (let round = 1; round <= 12; round++) {
+      const [writer, reader] = round % 2 ? [other, sys] : [sys, other];
+      // The reader holds the previous name in its cache when the write lands on the writer.
+      assert.equal((await api(reader, `/${slug}/api/v1/uoms/${id}`, { token: t })).body.data[0].name, `Bin ${round - 1}`);
+      const patched = await api(writer, `/${slug}/api/v1/uoms/${id}`, { method: 'PATCH', token: t, body: { name: `Bin ${round}` } });
+      assert.equal(patched.status, 200, patched.text);
+      assert.equal((await api(reader, `/${slug}/api/v1/uoms/${id}`, { token: t })).body.data[0].name, `Bin ${round}`, `round ${round}`);
+    }
+  });
+
+  it('answers a write only once the other gateway has applied it, waiting while that gateway is stalled', async () => {
+    const { slug, token } = await freshTenant(sys, { rate: 200, window: 60, credits: 1000 });
+    const t = await token();
+    const created = await api(sys, `/${slug}/api/v1/uoms`, { method: 'POST', token: t, body: { name: 'Pallet', abbreviation: 'pl' } });
+    assert.equal(created.status, 201, created.text);
+    const id = created.body.data[0].id;
+    assert.equal((await api(other, `/${slug}/api/v1/uoms/${id}`, { token: t })).body.data[0].name, 'Pallet');
+    // The other gateway's process stops for 400 ms (a long GC pause, a starved container): its copy waits unread.
+    other.child.kill('SIGSTOP');
+    const resumedAt = Date.now() + 400;
+    const resume = setTimeout(() => other.child.kill('SIGCONT'), 400);
+    try {
+      const patched = await api(sys, `/${slug}/api/v1/uoms/${id}`, { method: 'PATCH', token: t, body: { name: 'Half pallet' } });
+      assert.equal(patched.status, 200, patched.text);
+      assert.ok(Date.now() >= resumedAt, 'the write was answered while the other gateway could not yet have applied it');
+    } finally {
+      clearTimeout(resume);
+      other.child.kill('SIGCONT');
+    }
+    assert.equal((await api(other, `/${slug}/api/v1/uoms/${id}`, { token: t })).body.data[0].name, 'Half pallet');
+  });
+
   it('broadcasts a change only when ensuring item-customer-groups created one (imports ensure every batch)', async () => {
     const { slug } = await freshTenant(sys);
     const call = { context: { requestId: 'test', tenant: slug } };

@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import type { Bus, Subscription } from '@supply/kit';
+import { subscribeWitnessed, type Bus, type Logger, type Subscription } from '@supply/kit';
 import { ACCESS_CHANGED, TOKEN_REVOKED, type AccessChangedEvent, type supply_tokens_v1, type TokenRevokedEvent } from '@supply/contracts';
 
 export type Principal = supply_tokens_v1.Principal;
@@ -68,10 +68,10 @@ export class PrincipalCache {
   }
 
   /** Follows the tokens service's broadcasts until the subscriptions are closed. */
-  async follow(bus: Bus): Promise<Subscription[]> {
+  async follow(bus: Bus, logger: Logger): Promise<Subscription[]> {
     return Promise.all([
-      bus.subscribe<TokenRevokedEvent>(TOKEN_REVOKED, (e) => this.forgetToken(e.tenant, e.token_id)),
-      bus.subscribe<AccessChangedEvent>(ACCESS_CHANGED, (e) => this.forgetAccess(e.tenant, e.user_id)),
+      subscribeWitnessed<TokenRevokedEvent>(bus, TOKEN_REVOKED, (e) => this.forgetToken(e.tenant, e.token_id), logger),
+      subscribeWitnessed<AccessChangedEvent>(bus, ACCESS_CHANGED, (e) => this.forgetAccess(e.tenant, e.user_id), logger),
     ]);
   }
 

@@ -1,4 +1,4 @@
-import type { Bus, Subscription } from '@supply/kit';
+import { subscribeWitnessed, type Bus, type Logger, type Subscription } from '@supply/kit';
 import { REFERENCE_CHANGED, type ReferenceChangedEvent } from '@supply/contracts';
 
 /** One cached answer: the JSON body as sent and its entity tag. */
@@ -91,11 +91,16 @@ export class ReferenceCache {
   }
 
   /** Follows the reference service's change broadcasts until the subscription is closed. */
-  follow(bus: Bus): Promise<Subscription> {
-    return bus.subscribe<ReferenceChangedEvent>(REFERENCE_CHANGED, (e) => {
-      if (typeof e?.tenant !== 'string') return;
-      this.forgetTenant(e.tenant);
-    });
+  follow(bus: Bus, logger: Logger): Promise<Subscription> {
+    return subscribeWitnessed<ReferenceChangedEvent>(
+      bus,
+      REFERENCE_CHANGED,
+      (e) => {
+        if (typeof e?.tenant !== 'string') return;
+        this.forgetTenant(e.tenant);
+      },
+      logger,
+    );
   }
 
   #delete(key: string, entry: Entry): void {

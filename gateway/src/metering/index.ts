@@ -28,7 +28,7 @@ export async function createMetering(deps: { meter: Meter; bus: Bus; clients: Cl
     },
     fetchUsed: async (tenant, period) => (await clients.tokens.getCredits({ period }, call(tenant))).used,
   });
-  const following = await policies.follow(bus);
+  const following = await policies.follow(bus, deps.logger);
   const usage = new UsageRecorder({
     send: (batch) => bus.send(USAGE_QUEUE, batch, { messageId: batch.id }),
     logger: deps.logger,

@@ -1,4 +1,4 @@
-import type { Bus, Subscription } from '@supply/kit';
+import { subscribeWitnessed, type Bus, type Logger, type Subscription } from '@supply/kit';
 import { ACCESS_CHANGED, type AccessChangedEvent } from '@supply/contracts';
 
 /** A tenant's metering policy, as the tokens service keeps it. */
@@ -118,10 +118,15 @@ export class TenantPolicies {
   }
 
   /** Follows tenant-wide access changes (limits among them) until the subscription is closed. */
-  follow(bus: Bus): Promise<Subscription> {
-    return bus.subscribe<AccessChangedEvent>(ACCESS_CHANGED, (event) => {
-      if (event.user_id === undefined) this.forget(event.tenant);
-    });
+  follow(bus: Bus, logger: Logger): Promise<Subscription> {
+    return subscribeWitnessed<AccessChangedEvent>(
+      bus,
+      ACCESS_CHANGED,
+      (event) => {
+        if (event.user_id === undefined) this.forget(event.tenant);
+      },
+      logger,
+    );
   }
 
   #policyOf(limits: TenantLimits, used: number, state: PeriodState): MeteringPolicy {

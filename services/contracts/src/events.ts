@@ -25,3 +25,29 @@ export const TOKEN_REVOKED = topic<TokenRevokedEvent>('tokens.revoked');
 export const ACCESS_CHANGED = topic<AccessChangedEvent>('tokens.access-changed');
 /** The reference service stored a write for the tenant. */
 export const REFERENCE_CHANGED = topic<ReferenceChangedEvent>('reference.changed');
+
+/**
+ * The witness protocol (kit `witnessedPublisher` / `subscribeWitnessed`): a publisher of the
+ * broadcasts above answers a change only once every live subscriber has acknowledged it.
+ */
+export interface WitnessMember {
+  /** One subscription's id (a process may hold several). */
+  member: string;
+  /** `here` on subscribing, on every heartbeat and in answer to a roll call; `leaving` on close. */
+  kind: 'here' | 'leaving';
+  /** The topics this member acknowledges. */
+  topics: string[];
+}
+
+export interface WitnessAck {
+  /** The `witness` id the broadcast carried. */
+  witness: string;
+  member: string;
+}
+
+/** Subscribers announce themselves to publishers. */
+export const WITNESS_MEMBERS = topic<WitnessMember>('witness.members');
+/** A publisher that starts asks every subscriber to announce itself at once. */
+export const WITNESS_ROLL_CALL = topic<Record<string, never>>('witness.roll-call');
+/** A subscriber has applied a witnessed broadcast. */
+export const WITNESS_ACKS = topic<WitnessAck>('witness.acks');

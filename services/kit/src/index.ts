@@ -16,7 +16,7 @@ export type * from './bus/bus';
 export type * from './meter/meter';
 export * from './metrics/metrics';
 export { contextHeaders, contextOfHeaders } from './bus/observed';
-export { witnessedPublisher, type Witnessed, type WitnessedPublisher } from './bus/witnessed';
+export { subscribeWitnessed, witnessedPublisher, type Witnessed, type WitnessedPublisher, type WitnessOptions } from './bus/witnessed';
 export * from './tracing/tracing';
 export { openStore } from './store/index';
 export { openBus, type OpenBusOptions } from './bus/index';

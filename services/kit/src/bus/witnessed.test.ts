@@ -1,51 +1,166 @@
 import { strict as assert } from 'node:assert';
+import { topic, type Topic } from '@supply/contracts';
 import type { Bus } from './bus';
 import type { Logger } from '../log';
-import { witnessedPublisher } from './witnessed';
+import { subscribeWitnessed, witnessedPublisher } from './witnessed';
 
-/** A bus whose broadcasts reach subscribers `delayMs` after publish resolves, or never. */
-function slowBus(delayMs: number | 'never'): Bus {
-  const subscribers = new Map<string, Array<(e: unknown) => void>>();
-  return {
-    async publish(topic: string, event: unknown) {
-      if (delayMs === 'never') return;
-      setTimeout(() => subscribers.get(topic)?.forEach((h) => h(event)), delayMs);
+const REVOKED: Topic<{ tenant: string; token_id: number }> = topic('tokens.revoked');
+const CHANGED: Topic<{ tenant: string }> = topic('reference.changed');
+
+/**
+ * An in-memory fanout where each subscriber takes its copy after its own delay (its own
+ * connection and event loop), and a subscriber can be cut off (a process that died).
+ */
+function fanout() {
+  const subscribers = new Map<string, Set<{ handler: (e: unknown) => unknown; delayMs: () => number; cut: () => boolean }>>();
+  let nextDelay = 0;
+  let nextCut: () => boolean = () => false;
+  const bus = {
+    async publish(t: string, event: unknown) {
+      for (const s of subscribers.get(t) ?? []) {
+        if (s.cut()) continue;
+        const copy = JSON.parse(JSON.stringify(event)) as unknown;
+        setTimeout(() => void s.handler(copy), s.delayMs());
+      }
     },
-    async subscribe(topic: string, handler: (e: unknown) => void) {
-      subscribers.set(topic, [...(subscribers.get(topic) ?? []), handler]);
-      return {
-        close: async () =>
-          void subscribers.set(
-            topic,
-            (subscribers.get(topic) ?? []).filter((h) => h !== handler),
-          ),
+    async subscribe(t: string, handler: (e: unknown) => unknown) {
+      const s = {
+        handler,
+        delayMs: (
+          (d) => () =>
+            d
+        )(nextDelay),
+        cut: nextCut,
       };
+      if (!subscribers.has(t)) subscribers.set(t, new Set());
+      subscribers.get(t)!.add(s);
+      return { close: async () => void subscribers.get(t)!.delete(s) };
     },
   } as unknown as Bus;
+  return {
+    bus,
+    /** Subscriptions made inside `run` take their copies `delayMs` late, and none once `cut()` says so. */
+    async as<T>(delayMs: number, run: () => Promise<T>, cut: () => boolean = () => false): Promise<T> {
+      nextDelay = delayMs;
+      nextCut = cut;
+      try {
+        return await run();
+      } finally {
+        nextDelay = 0;
+        nextCut = () => false;
+      }
+    },
+  };
 }
 
-const warnings: string[] = [];
-const logger = { warn: (_: unknown, msg: string) => warnings.push(msg), error: () => {} } as unknown as Logger;
+const settle = (ms = 20) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function recordingLogger() {
+  const warnings: string[] = [];
+  const logger = { warn: (_: unknown, msg: string) => void warnings.push(msg), error: () => {} } as unknown as Logger;
+  return { warnings, logger };
+}
 
 describe('kit bus: witnessed broadcasts', () => {
-  it('resolves only once the broadcast has come back round the bus, so every other subscriber has it', async () => {
-    const bus = slowBus(60);
-    const publisher = await witnessedPublisher(bus, ['tokens.revoked'], logger);
-    const gateway: Array<Record<string, unknown>> = [];
-    await bus.subscribe<Record<string, unknown>>('tokens.revoked', (e) => void gateway.push(e));
-    await publisher.publish('tokens.revoked', { tenant: 'demo', token_id: 7 });
-    assert.equal(gateway.length, 1, 'the other subscriber saw it before publish resolved');
-    assert.equal(gateway[0]!.token_id, 7);
-    assert.equal(typeof gateway[0]!.witness, 'string');
+  it('resolves only once every subscriber has applied the broadcast, the slowest included', async () => {
+    const { bus, as } = fanout();
+    const { logger, warnings } = recordingLogger();
+    const publisher = await witnessedPublisher(bus, [REVOKED], logger);
+    const fast: number[] = [];
+    const slow: number[] = [];
+    const subs = [
+      await subscribeWitnessed(bus, REVOKED, (e) => void fast.push(e.token_id), logger),
+      // Another gateway whose event loop is busy: its copy arrives 80 ms after the others.
+      await as(80, () => subscribeWitnessed(bus, REVOKED, (e) => void slow.push(e.token_id), logger)),
+    ];
+    await settle();
+    assert.equal(publisher.members(REVOKED), 2);
+    const started = performance.now();
+    await publisher.publish(REVOKED, { tenant: 'demo', token_id: 7 });
+    assert.deepEqual([fast, slow], [[7], [7]], 'both applied it before publish resolved');
+    assert.ok(performance.now() - started >= 75);
+    assert.deepEqual(warnings, []);
+    await Promise.all(subs.map((s) => s.close()));
     await publisher.close();
   });
 
-  it('gives up waiting after the bound and warns, rather than hold the change back', async () => {
-    const publisher = await witnessedPublisher(slowBus('never'), ['tokens.access-changed'], logger, 50);
+  it('knows subscribers that were there before it started (roll call) and forgets those that leave', async () => {
+    const { bus } = fanout();
+    const { logger } = recordingLogger();
+    const early = await subscribeWitnessed(bus, CHANGED, () => undefined, logger);
+    const publisher = await witnessedPublisher(bus, [CHANGED, REVOKED], logger);
+    await settle();
+    assert.equal(publisher.members(CHANGED), 1);
+    assert.equal(publisher.members(REVOKED), 0, 'a member counts only for the topics it follows');
+    await early.close();
+    await settle();
+    assert.equal(publisher.members(CHANGED), 0);
     const started = performance.now();
-    await publisher.publish('tokens.access-changed', { tenant: 'demo', user_id: 3 });
-    assert.ok(performance.now() - started >= 45);
-    assert.ok(warnings.some((w) => w.includes('not seen back')));
+    await publisher.publish(CHANGED, { tenant: 'demo' });
+    assert.ok(performance.now() - started < 50, 'nobody to wait for');
+    await publisher.close();
+  });
+
+  it('waits out the bound for a subscriber that died, warns, and does not wait for it again until it is heard from', async () => {
+    const { bus, as } = fanout();
+    const { logger, warnings } = recordingLogger();
+    const publisher = await witnessedPublisher(bus, [REVOKED], logger, { waitMs: 60 });
+    let dead = false;
+    await as(
+      0,
+      () => subscribeWitnessed(bus, REVOKED, () => undefined, logger),
+      () => dead,
+    );
+    await settle();
+    dead = true;
+    let started = performance.now();
+    await publisher.publish(REVOKED, { tenant: 'demo', token_id: 1 });
+    assert.ok(performance.now() - started >= 55);
+    assert.ok(warnings.some((w) => w.includes('not acknowledged')));
+    started = performance.now();
+    await publisher.publish(REVOKED, { tenant: 'demo', token_id: 2 });
+    assert.ok(performance.now() - started < 40, 'the dead member was dropped from the roster');
+    await publisher.close();
+  });
+
+  it('brings a member dropped for a missed acknowledgement back on its next heartbeat', async () => {
+    const { bus, as } = fanout();
+    const { logger } = recordingLogger();
+    const publisher = await witnessedPublisher(bus, [REVOKED], logger, { waitMs: 30, heartbeatMs: 40 });
+    let silent = false;
+    // Its copies stop arriving while `silent` (a stalled connection), so it acknowledges nothing.
+    await as(
+      0,
+      () => subscribeWitnessed(bus, REVOKED, () => undefined, logger, { heartbeatMs: 40 }),
+      () => silent,
+    );
+    await settle();
+    assert.equal(publisher.members(REVOKED), 1);
+    silent = true;
+    await publisher.publish(REVOKED, { tenant: 'demo', token_id: 1 });
+    assert.equal(publisher.members(REVOKED), 0);
+    silent = false;
+    await settle(60);
+    assert.equal(publisher.members(REVOKED), 1, 'back after its next heartbeat');
+    await publisher.close();
+  });
+
+  it('does not acknowledge a broadcast whose handler failed', async () => {
+    const { bus } = fanout();
+    const { logger, warnings } = recordingLogger();
+    const publisher = await witnessedPublisher(bus, [CHANGED], logger, { waitMs: 50 });
+    const sub = await subscribeWitnessed(
+      bus,
+      CHANGED,
+      () => {
+        throw new Error('cache broken');
+      },
+      logger,
+    );
+    await settle();
+    await publisher.publish(CHANGED, { tenant: 'demo' });
+    assert.ok(warnings.some((w) => w.includes('not acknowledged')));
+    await sub.close();
     await publisher.close();
   });
 });
