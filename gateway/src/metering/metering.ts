@@ -1,12 +1,12 @@
-import { randomUUID } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { isAppError, type Logger, type Meter, type MeterDecision, type RateLimitRule } from '@supply/kit';
-import { creditKey, creditPeriodOf, creditTtlSeconds, type CreditPeriod, type UsageRecord } from '@supply/contracts';
+import { creditKey, creditPeriodOf, creditTtlSeconds, type CreditPeriod } from '@supply/contracts';
 import type { Guard } from '../app';
 import type { Principal } from '../auth/guard';
 import { problem } from '../http/errors';
 import { COSTS, type RouteDef } from '../http/routes';
 import { LocalLimiter } from './local-limiter';
+import type { MeteredUse } from './usage-recorder';
 import type { TenantPolicies } from './policies';
 
 /** What the meter decided for a request, for handlers that show it (GET /credits). */
@@ -31,8 +31,8 @@ export interface MeteringHooks {
 export interface MeteringOptions {
   meter: Meter;
   policies: TenantPolicies;
-  /** Hands a usage record to the bus without the answer waiting for it. */
-  record(record: UsageRecord): void;
+  /** Counts a metered request for the bus without the answer waiting for it. */
+  record(use: MeteredUse): void;
   logger: Logger;
   now(): Date;
   /** Per-token ceiling on legacy endpoints: they spend no credits, so only this bounds their abuse. */
@@ -168,8 +168,6 @@ export function createMeteringHook(options: MeteringOptions): MeteringHooks {
   function recordWhenDone(res: Response, route: RouteDef, principal: Principal, at: Date): void {
     res.once('close', () =>
       options.record({
-        id: randomUUID(),
-        request_id: String(res.locals.requestId ?? ''),
         tenant: principal.tenant,
         token_id: principal.token_id,
         method: route.method.toUpperCase(),
@@ -178,7 +176,7 @@ export function createMeteringHook(options: MeteringOptions): MeteringHooks {
         cost: (res.locals.metering as MeteredRequest | undefined)?.cost ?? 0,
         // An answer never finished means the client went away first.
         status: res.writableFinished ? res.statusCode : 499,
-        at: at.toISOString(),
+        at,
       }),
     );
   }

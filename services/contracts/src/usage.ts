@@ -1,10 +1,33 @@
 /**
- * What the gateway sends for metered requests: usage records in batches, over the bus
- * work queue `USAGE_QUEUE`, to the tokens service, which folds them into daily aggregates.
- * A batch's id is its bus message id; a redelivered batch is folded once.
+ * What the gateway sends for metered requests: sums of its requests per tenant, UTC day,
+ * method, endpoint and token, in batches over the bus work queue `USAGE_QUEUE`, to the tokens
+ * service, which folds them into its daily aggregates. A batch's id is its bus message id; a
+ * redelivered batch is folded once.
  */
 import { queue } from './queues';
 
+/** The requests of one tenant, UTC day, method, endpoint and token that one batch counts. */
+export interface UsageTotal {
+  tenant: string;
+  /** UTC day the requests were metered on, `YYYY-MM-DD` (the gateway's clock). */
+  day: string;
+  method: string;
+  /** Route pattern below `/{tenant}/api/v1`, e.g. `/items/{id}`. */
+  endpoint: string;
+  token_id: number;
+  /** Requests counted (at least 1). */
+  requests: number;
+  /** Credits they spent (a refunded request adds 0). */
+  credits: number;
+  /** How many were answered with status 400 or above (499 when the client went away first). */
+  errors: number;
+}
+
+/**
+ * One metered request, as gateways before the sums sent them (one per request). The tokens
+ * service still folds batches of these (a message queued across an upgrade, a batch stored
+ * unfolded by an earlier version).
+ */
 export interface UsageRecord {
   /** Unique per request. */
   id: string;
@@ -23,10 +46,12 @@ export interface UsageRecord {
   at: string;
 }
 
+/** Exactly one of `totals` (what gateways send) and `records` (what earlier gateways sent). */
 export interface UsageBatch {
   /** Unique per batch, and the bus message id. */
   id: string;
-  records: UsageRecord[];
+  totals?: UsageTotal[];
+  records?: UsageRecord[];
 }
 
 /** The gateway's usage batches, consumed by the tokens service. */
@@ -38,8 +63,32 @@ export type UsageGroup = (typeof USAGE_GROUPS)[number];
 /** Longest `GET /usage` range, in days. */
 export const MAX_USAGE_DAYS = 366;
 
-/** Most records one batch carries. */
+/** Most totals (or records) one batch carries. */
 export const MAX_BATCH_RECORDS = 1_000;
+
+const USAGE_DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+const count = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= 0;
+
+function isUsageTotal(value: unknown): value is UsageTotal {
+  const t = value as Partial<UsageTotal> | null;
+  return (
+    typeof t === 'object' &&
+    t !== null &&
+    typeof t.tenant === 'string' &&
+    t.tenant.length > 0 &&
+    typeof t.day === 'string' &&
+    USAGE_DAY.test(t.day) &&
+    typeof t.method === 'string' &&
+    typeof t.endpoint === 'string' &&
+    Number.isSafeInteger(t.token_id) &&
+    count(t.requests) &&
+    t.requests >= 1 &&
+    count(t.credits) &&
+    count(t.errors) &&
+    t.errors <= t.requests
+  );
+}
 
 function isUsageRecord(value: unknown): value is UsageRecord {
   const r = value as Partial<UsageRecord> | null;
@@ -70,8 +119,8 @@ export function isUsageBatch(value: unknown): value is UsageBatch {
     typeof b.id === 'string' &&
     b.id.length > 0 &&
     b.id.length <= 128 &&
-    Array.isArray(b.records) &&
-    b.records.length <= MAX_BATCH_RECORDS &&
-    b.records.every(isUsageRecord)
+    (Array.isArray(b.totals)
+      ? b.records === undefined && b.totals.length <= MAX_BATCH_RECORDS && b.totals.every(isUsageTotal)
+      : Array.isArray(b.records) && b.records.length <= MAX_BATCH_RECORDS && b.records.every(isUsageRecord))
   );
 }

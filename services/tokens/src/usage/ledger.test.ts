@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppError, openStore, type Store } from '@supply/kit';
 import { UsageLedger } from './ledger';
-import { creditPeriodByKey, type UsageBatch, type UsageRecord } from '@supply/contracts';
+import { creditPeriodByKey, type UsageBatch, type UsageRecord, type UsageTotal } from '@supply/contracts';
 import { openUsageStore, type UsageStore } from './repository';
 
 let sequence = 0;
@@ -26,6 +26,20 @@ function record(fields: Partial<UsageRecord> = {}): UsageRecord {
 
 const batch = (id: string, records: UsageRecord[]): UsageBatch => ({ id, records });
 
+function total(fields: Partial<UsageTotal> = {}): UsageTotal {
+  return {
+    tenant: 'demo',
+    day: '2026-05-10',
+    method: 'GET',
+    endpoint: '/uoms',
+    token_id: 1,
+    requests: 1,
+    credits: 1,
+    errors: 0,
+    ...fields,
+  };
+}
+
 describe('UsageLedger', function () {
   this.timeout(20_000);
   let dir: string;
@@ -44,7 +58,48 @@ describe('UsageLedger', function () {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('folds records into per-day, endpoint and token aggregates and reports them grouped any way', async () => {
+  it("folds a gateway's totals into the aggregates, keeps them whole, and counts a redelivery once", async () => {
+    const b: UsageBatch = {
+      id: 't1',
+      totals: [
+        total({ requests: 40, credits: 40, errors: 3 }),
+        total({ endpoint: '/items', token_id: 2, requests: 2, credits: 2 }),
+        total({ day: '2026-05-11', method: 'POST', endpoint: '/items', requests: 5, credits: 10 }),
+        total({ tenant: 'acme', credits: 20 }),
+      ],
+    };
+    assert.equal(await ledger.fold(b), true);
+    assert.equal(await ledger.fold(structuredClone(b)), false);
+    // A later batch adds to the same aggregates.
+    assert.equal(await ledger.fold({ id: 't2', totals: [total({ requests: 2, credits: 0, errors: 2 })] }), true);
+    assert.deepEqual(await ledger.report('demo', '2026-05-01', '2026-05-31', ['day', 'endpoint', 'token']), [
+      { day: '2026-05-10', method: 'GET', endpoint: '/items', token_id: 2, requests: 2, credits: 2 },
+      { day: '2026-05-10', method: 'GET', endpoint: '/uoms', token_id: 1, requests: 42, credits: 40 },
+      { day: '2026-05-11', method: 'POST', endpoint: '/items', token_id: 1, requests: 5, credits: 10 },
+    ]);
+    assert.equal((await usage.days.findOne({ tenant: 'demo', endpoint: '/uoms' }))?.errors, 5);
+    assert.equal(await ledger.used('acme', creditPeriodByKey('2026-05')!), 20);
+    const stored = await usage.batches.findById('t1');
+    assert.deepEqual(JSON.parse(stored!.totals_json!), b.totals);
+    assert.equal(stored!.at, '2026-05-10T00:00:00.000Z');
+    assert.equal(stored!.folded, true);
+  });
+
+  it('recovers a batch of totals stored but never marked folded, and prunes it by its earliest day', async () => {
+    await usage.batches.insertOne({
+      _id: 'lost',
+      at: '2026-01-10T00:00:00.000Z',
+      totals_json: JSON.stringify([total({ day: '2026-01-10', credits: 7 })]),
+      folded: false,
+    });
+    assert.equal(await ledger.recover(), 1);
+    assert.equal(await ledger.used('demo', creditPeriodByKey('2026-01')!), 7);
+    assert.equal(await ledger.prune(new Date('2026-01-10T00:00:00Z')), 0);
+    assert.equal(await ledger.prune(new Date('2026-01-11T00:00:00Z')), 1);
+    assert.equal(await ledger.used('demo', creditPeriodByKey('2026-01')!), 7);
+  });
+
+  it('folds the per-request records of earlier gateways into per-day, endpoint and token aggregates and reports them grouped any way', async () => {
     await ledger.fold(
       batch('b1', [
         record(),

@@ -1,5 +1,5 @@
 import { isAppError } from '@supply/kit';
-import { utcDay, type CreditPeriod, type UsageBatch, type UsageGroup, type UsageRecord } from '@supply/contracts';
+import { utcDay, type CreditPeriod, type UsageBatch, type UsageGroup, type UsageRecord, type UsageTotal } from '@supply/contracts';
 import { usageDayId, type UsageBatchDoc, type UsageDayDoc, type UsageStore } from './repository';
 
 /** Batch ids each aggregate remembers; a partly folded batch must be retried within this many later batches. */
@@ -21,23 +21,48 @@ function dayOf(at: string): string {
   return at.length === 24 && at.charCodeAt(10) === 84 /* T */ && at.charCodeAt(23) === 90 /* Z */ ? at.slice(0, 10) : utcDay(new Date(at));
 }
 
-/** A batch's stored records, in either form (see UsageBatchDoc). */
-function recordsOf(stored: UsageBatchDoc): UsageRecord[] {
-  return stored.records_json !== undefined ? (JSON.parse(stored.records_json) as UsageRecord[]) : (stored.records ?? []);
+/** A stored batch as the batch it was (see UsageBatchDoc for its forms). */
+function batchOf(stored: UsageBatchDoc): UsageBatch {
+  if (stored.totals_json !== undefined) return { id: stored._id, totals: JSON.parse(stored.totals_json) as UsageTotal[] };
+  return {
+    id: stored._id,
+    records: stored.records_json !== undefined ? (JSON.parse(stored.records_json) as UsageRecord[]) : (stored.records ?? []),
+  };
 }
 
-/** A batch's records summed per aggregate (tenant, day, endpoint, token). */
+/** A batch summed per aggregate (tenant, day, method, endpoint, token), whether it carries totals or per-request records. */
 function totalsOf(batch: UsageBatch): Map<string, DayTotals> {
   const totals = new Map<string, DayTotals>();
-  for (const r of batch.records) {
-    const key = { tenant: r.tenant, day: dayOf(r.at), method: r.method, endpoint: r.endpoint, token_id: r.token_id };
+  const add = (key: Omit<DayTotals, 'requests' | 'credits' | 'errors'>, requests: number, credits: number, errors: number) => {
     const id = usageDayId(key);
     const into = totals.get(id) ?? totals.set(id, { ...key, requests: 0, credits: 0, errors: 0 }).get(id)!;
-    into.requests += 1;
-    into.credits += r.cost;
-    if (r.status >= 400) into.errors += 1;
+    into.requests += requests;
+    into.credits += credits;
+    into.errors += errors;
+  };
+  for (const t of batch.totals ?? []) {
+    add({ tenant: t.tenant, day: t.day, method: t.method, endpoint: t.endpoint, token_id: t.token_id }, t.requests, t.credits, t.errors);
+  }
+  for (const r of batch.records ?? []) {
+    add(
+      { tenant: r.tenant, day: dayOf(r.at), method: r.method, endpoint: r.endpoint, token_id: r.token_id },
+      1,
+      r.cost,
+      r.status >= 400 ? 1 : 0,
+    );
   }
   return totals;
+}
+
+/** The earliest instant a batch counts, for pruning: a record's own, or the start of a total's day. */
+function earliestOf(batch: UsageBatch): string {
+  let at: string | undefined;
+  for (const t of batch.totals ?? []) {
+    const start = `${t.day}T00:00:00.000Z`;
+    if (at === undefined || start < at) at = start;
+  }
+  for (const r of batch.records ?? []) if (at === undefined || r.at < at) at = r.at;
+  return at ?? new Date(0).toISOString();
 }
 
 /**
@@ -58,13 +83,16 @@ export class UsageLedger {
 
   /** Folds one batch; false when it had been folded already. */
   async fold(batch: UsageBatch): Promise<boolean> {
-    const at = batch.records.reduce((min, r) => (r.at < min ? r.at : min), batch.records[0]?.at ?? new Date(0).toISOString());
+    const stored: UsageBatchDoc =
+      batch.totals !== undefined
+        ? { _id: batch.id, at: earliestOf(batch), totals_json: JSON.stringify(batch.totals), folded: false }
+        : { _id: batch.id, at: earliestOf(batch), records_json: JSON.stringify(batch.records ?? []), folded: false };
     try {
-      await this.#store.batches.insertOne({ _id: batch.id, at, records_json: JSON.stringify(batch.records), folded: false });
+      await this.#store.batches.insertOne(stored);
     } catch (error) {
       if (!(isAppError(error) && error.code === 'conflict')) throw error;
-      const stored = await this.#store.batches.findById(batch.id);
-      if (!stored || stored.folded) return false;
+      const before = await this.#store.batches.findById(batch.id);
+      if (!before || before.folded) return false;
     }
     await this.#count(batch);
     return true;
@@ -74,7 +102,7 @@ export class UsageLedger {
   async recover(): Promise<number> {
     let folded = 0;
     for await (const stored of this.#store.batches.iterate({ folded: false })) {
-      await this.#count({ id: stored._id, records: recordsOf(stored) });
+      await this.#count(batchOf(stored));
       folded++;
     }
     return folded;
@@ -112,7 +140,7 @@ export class UsageLedger {
     return [...rows.values()].sort((a, b) => (order(a) < order(b) ? -1 : order(a) > order(b) ? 1 : 0));
   }
 
-  /** Drops folded batches whose records are all older than `before`; the aggregates stay. */
+  /** Drops folded batches that count nothing on or after `before`; the aggregates stay. */
   async prune(before: Date): Promise<number> {
     return this.#store.batches.deleteMany({ folded: true, at: { $lt: before.toISOString() } });
   }

@@ -1,20 +1,22 @@
 import type { Collection, Doc, Store } from '@supply/kit';
 import type { UsageRecord } from '@supply/contracts';
 
-/** A batch of usage records as the gateway sent it; `_id` is the batch id (the bus message id). */
+/**
+ * A usage batch as the gateway sent it; `_id` is the batch id (the bus message id). Its content
+ * is kept as JSON text: never queried, and one string costs far less to store, copy and rewrite
+ * (marking the batch folded rewrites its document) than many small objects.
+ */
 export interface UsageBatchDoc extends Doc {
   _id: string;
-  /** The earliest record's instant, for pruning. */
+  /** The earliest instant it counts (a record's, or the start of a total's day), for pruning. */
   at: string;
-  /**
-   * The records as JSON text: kept whole and never queried, and one string costs far less to
-   * store, copy and rewrite (marking the batch folded rewrites its document) than hundreds of
-   * small objects.
-   */
+  /** Its totals (what gateways send). */
+  totals_json?: string;
+  /** Per-request records, as batches sent by earlier gateways hold them. */
   records_json?: string;
   /** The records as objects, as batches stored before `records_json` hold them. */
   records?: UsageRecord[];
-  /** Set once every record is counted in its day aggregate. */
+  /** Set once everything it counts is in its day aggregates. */
   folded: boolean;
 }
 
