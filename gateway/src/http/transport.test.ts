@@ -8,7 +8,7 @@ import { gzipSync } from 'node:zlib';
 import express from 'express';
 import { ConfigError, loadConfig } from '@supply/kit';
 import helmet from 'helmet';
-import { HELMET_OPTIONS, compressAnswers, securityHeaders } from './transport';
+import { API_SECURITY_HEADERS, HELMET_OPTIONS, compressAnswers, securityHeaders } from './transport';
 
 function get(port: number, path: string): Promise<{ headers: IncomingHttpHeaders; bytes: Buffer }> {
   return new Promise((resolve, reject) => {
@@ -83,12 +83,12 @@ describe('CORS_ORIGINS', () => {
 
 describe('securityHeaders', () => {
   /** The headers an app sends for GET /, less those that differ per answer. */
-  async function headersOf(app: express.Express): Promise<IncomingHttpHeaders> {
-    app.get('/', (_req, res) => res.json({ ok: true }));
+  async function headersOf(app: express.Express, path = '/'): Promise<IncomingHttpHeaders> {
+    app.get(path, (_req, res) => res.json({ ok: true }));
     const server = app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     try {
-      const { headers } = await get((server.address() as AddressInfo).port, '/');
+      const { headers } = await get((server.address() as AddressInfo).port, path);
       delete headers.date;
       return headers;
     } finally {
@@ -106,5 +106,24 @@ describe('securityHeaders', () => {
     assert.ok(expected['content-security-policy']?.includes("script-src 'self'"));
     assert.equal(expected['x-content-type-options'], 'nosniff');
     assert.deepEqual(await headersOf(precomputed), expected);
+  });
+
+  it('gives API answers the headers a JSON answer needs, not those of a page', async () => {
+    const app = express();
+    app.disable('x-powered-by');
+    app.use(securityHeaders());
+    const headers = await headersOf(app, '/demo/api/v1/uoms');
+    const expected = Object.fromEntries(API_SECURITY_HEADERS.map(([name, value]) => [name.toLowerCase(), value]));
+    for (const [name, value] of Object.entries(expected)) assert.equal(headers[name], value, name);
+    assert.equal(headers['content-security-policy'], "default-src 'none'; frame-ancestors 'none'");
+    for (const pageOnly of [
+      'cross-origin-opener-policy',
+      'x-dns-prefetch-control',
+      'x-download-options',
+      'origin-agent-cluster',
+      'x-xss-protection',
+    ]) {
+      assert.equal(headers[pageOnly], undefined, pageOnly);
+    }
   });
 });

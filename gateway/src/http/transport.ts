@@ -3,6 +3,7 @@ import cors from 'cors';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import helmet from 'helmet';
 import { constants } from 'node:zlib';
+import { isApiPath } from './layers';
 
 /** Helmet's defaults with a content security policy allowing this origin's scripts and inline styles. */
 export const HELMET_OPTIONS: Parameters<typeof helmet>[0] = {
@@ -10,9 +11,24 @@ export const HELMET_OPTIONS: Parameters<typeof helmet>[0] = {
 };
 
 /**
- * Helmet's security headers, worked out once: helmet's policy is the same for every request, so
- * running its dozen middlewares per request only recomputed the same values. Helmet also drops
- * `X-Powered-By`, which the app never sends.
+ * What a JSON answer needs, and no more (OWASP's REST Security Cheat Sheet): nothing in it may
+ * run or load anything, it may not be framed or sniffed as another type, HTTPS only, no
+ * referrer. The rest of helmet's set (cross-origin isolation, download and DNS prefetch
+ * controls, the legacy XSS filter switch) concerns documents a browser renders.
+ */
+export const API_SECURITY_HEADERS: readonly (readonly [string, string])[] = [
+  ['Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'"],
+  ['Strict-Transport-Security', 'max-age=31536000; includeSubDomains'],
+  ['X-Content-Type-Options', 'nosniff'],
+  ['X-Frame-Options', 'DENY'],
+  ['Referrer-Policy', 'no-referrer'],
+];
+
+/**
+ * Security headers, worked out once: API answers (`/{tenant}/api/...`) get
+ * API_SECURITY_HEADERS, everything else (pages, docs, health) helmet's set, computed at start
+ * since helmet's policy is the same for every request (running its dozen middlewares per request
+ * only recomputed the same values). Helmet also drops `X-Powered-By`, which the app never sends.
  */
 export function securityHeaders(options = HELMET_OPTIONS): RequestHandler {
   const headers: [string, string][] = [];
@@ -26,8 +42,9 @@ export function securityHeaders(options = HELMET_OPTIONS): RequestHandler {
   helmet(options)({} as Request, recorder as unknown as Response, () => (finished = true));
   // helmet answers synchronously; a version that did not would leave the headers unknown here.
   if (!finished || headers.length === 0) throw new Error('helmet did not settle its headers synchronously');
-  return (_req: Request, res: Response, next: NextFunction) => {
-    for (let i = 0; i < headers.length; i++) res.setHeader(headers[i][0], headers[i][1]);
+  return (req: Request, res: Response, next: NextFunction) => {
+    const set = isApiPath(req.path) ? API_SECURITY_HEADERS : headers;
+    for (let i = 0; i < set.length; i++) res.setHeader(set[i][0], set[i][1]);
     next();
   };
 }
