@@ -163,4 +163,27 @@ describe('kit bus: witnessed broadcasts', () => {
     await sub.close();
     await publisher.close();
   });
+
+  it('bounds the whole wait, the bus confirm included: a stalled broker does not hold the change back', async () => {
+    const { logger, warnings } = recordingLogger();
+    const stalled = { ...fanout().bus, publish: () => new Promise<void>(() => undefined) } as unknown as Bus;
+    const publisher = await witnessedPublisher(stalled, [CHANGED], logger, { waitMs: 50 });
+    const started = performance.now();
+    await publisher.publish(CHANGED, { tenant: 'demo' });
+    assert.ok(performance.now() - started < 500);
+    assert.ok(warnings.some((w) => w.includes('not confirmed by the bus')));
+    await publisher.close();
+  });
+
+  it('logs a broadcast the bus refused and answers at once', async () => {
+    const errors: string[] = [];
+    const logger = { warn: () => undefined, error: (_: unknown, msg: string) => void errors.push(msg) } as unknown as Logger;
+    const refusing = { ...fanout().bus, publish: async () => Promise.reject(new Error('channel closed')) } as unknown as Bus;
+    const publisher = await witnessedPublisher(refusing, [CHANGED], logger, { waitMs: 5_000 });
+    const started = performance.now();
+    await publisher.publish(CHANGED, { tenant: 'demo' });
+    assert.ok(performance.now() - started < 500);
+    assert.deepEqual(errors, ['broadcast not published']);
+    await publisher.close();
+  });
 });

@@ -101,30 +101,44 @@ export async function witnessedPublisher(
       if (p && p.missing.delete(ack.member) && p.missing.size === 0) p.done();
     }),
   ]);
-  // Members that started before this publisher announce themselves now rather than at their next heartbeat.
-  await bus.publish(WITNESS_ROLL_CALL, {}).catch((err: unknown) => logger.warn({ err }, 'witness roll call not published'));
+  // Members that started before this publisher announce themselves now rather than at their next heartbeat
+  // (not awaited: a stalled broker must not hold the service's start).
+  void bus.publish(WITNESS_ROLL_CALL, {}).catch((err: unknown) => logger.warn({ err }, 'witness roll call not published'));
 
   return {
     async publish(topic, event) {
       const witness = randomUUID();
       const missing = new Set(expected(topic));
       let timer: NodeJS.Timeout | undefined;
-      const acknowledged = new Promise<boolean>((resolve) => {
-        if (missing.size === 0) return resolve(true);
-        pending.set(witness, { missing, done: () => resolve(true) });
-        timer = setTimeout(() => resolve(false), waitMs);
+      // The whole wait is bounded, the bus's own confirm included: a stalled broker must not hold the change's answer.
+      const bound = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), waitMs)));
+      const acknowledged = new Promise<'acknowledged'>((resolve) => {
+        if (missing.size === 0) resolve('acknowledged');
+        else pending.set(witness, { missing, done: () => resolve('acknowledged') });
       });
+      let published = false;
+      const sent = bus.publish(topic, { ...event, witness }).then(
+        () => void (published = true),
+        (err: unknown) => {
+          logger.error({ err, topic }, 'broadcast not published');
+          return 'failed' as const;
+        },
+      );
       try {
-        await bus.publish(topic, { ...event, witness });
-        if (!(await acknowledged)) {
-          for (const id of missing) roster.delete(id);
+        const outcome = await Promise.race([sent.then((failed) => failed ?? acknowledged), bound]);
+        if (outcome !== 'late') return;
+        if (!published) {
           logger.warn(
-            { topic, waitMs, missing: missing.size },
-            'broadcast not acknowledged by every subscriber within the wait; they are dropped from the roster until they announce themselves again',
+            { topic, waitMs },
+            'broadcast not confirmed by the bus within the wait; subscribers may answer from cache until it arrives',
           );
+          return;
         }
-      } catch (err) {
-        logger.error({ err, topic }, 'broadcast not published');
+        for (const id of missing) roster.delete(id);
+        logger.warn(
+          { topic, waitMs, missing: missing.size },
+          'broadcast not acknowledged by every subscriber within the wait; they are dropped from the roster until they announce themselves again',
+        );
       } finally {
         clearTimeout(timer);
         pending.delete(witness);
