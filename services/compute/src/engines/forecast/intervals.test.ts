@@ -21,6 +21,16 @@ describe('forecast/intervals', () => {
     assert.ok(Math.abs(s.sd(1, 2) / s.sd(1, 0) - adjustment.indices[2] / adjustment.indices[0]) < 1e-9);
   });
 
+  it("gives a single value a count's spread, not a certainty it cannot have", () => {
+    const one = errorShape(seasonallyAdjust([25], 1, false));
+    assert.equal(one.sd(1, 0), 5, 'sqrt of the level');
+    const fromOne = forecastSeries([25], { horizon: 3, period: 1 });
+    assert.ok(fromOne.intervals.hi80[0]! - fromOne.intervals.lo80[0]! > 10, JSON.stringify(fromOne.intervals));
+    // A history that never moved keeps its narrow spread: that is what it shows.
+    const constant = errorShape(seasonallyAdjust([25, 25, 25, 25, 25, 25], 1, false));
+    assert.ok(constant.sd(1, 0) < 0.1);
+  });
+
   it('uses normal quantiles without a holdout and the conformal quantile of scaled holdout errors otherwise', () => {
     const shape = { sd: () => 1 };
     assert.deepEqual(intervalMultipliers(shape, null), { 80: NORMAL_QUANTILE[80], 95: NORMAL_QUANTILE[95] });

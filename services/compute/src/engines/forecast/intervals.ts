@@ -36,10 +36,13 @@ export function errorShape(adjustment: SeasonalAdjustment): ErrorShape {
   let sigma = data.length > 1 ? Math.sqrt(fit.sse / data.length) : 0;
   if (!(sigma > 0)) {
     // A perfectly smooth history still gets a spread: the mean absolute change, else a sliver of its level.
+    // A single value shows no spread at all, so it gets a count's (Poisson: the square root of the level),
+    // rather than an interval that claims a certainty one observation cannot give.
     let change = 0;
     for (let t = 1; t < data.length; t++) change += Math.abs(data[t] - data[t - 1]);
     const level = data.length > 0 ? Math.abs(data.reduce((a, b) => a + b, 0) / data.length) : 0;
-    sigma = data.length > 1 && change > 0 ? change / (data.length - 1) : 1e-3 * level;
+    if (data.length === 1) sigma = Math.max(Math.sqrt(level), 1e-3 * level);
+    else sigma = data.length > 1 && change > 0 ? change / (data.length - 1) : 1e-3 * level;
   }
   const alpha2 = fit.alpha * fit.alpha;
   const multiplicative = adjustment.seasonal && adjustment.kind === 'multiplicative';
