@@ -234,6 +234,10 @@ describe('observability: metrics, access log and banner of a running all-in-one 
       'an empty queue has age 0',
     );
 
+    // The limits set up front were broadcast to the gateway and acknowledged before the calls returned.
+    assert.ok(total(m, 'supply_broadcasts_total', { topic: 'tokens.access-changed', outcome: 'acknowledged' }) >= 2);
+    assert.ok(total(m, 'supply_broadcast_wait_seconds_count', { topic: 'tokens.access-changed' }) >= 2);
+
     assert.ok(total(m, 'supply_jobs_started_total', { kind: syncJob.kind }) >= 1);
     assert.ok(total(m, 'supply_jobs_finished_total', { kind: syncJob.kind, status: 'succeeded' }) >= 1);
     assert.ok(total(m, 'supply_jobs_finished_total', { kind: 'forecast_run', status: 'succeeded' }) >= 1);

@@ -20,7 +20,7 @@ import { createViews, getView, listViews, updateView } from './views/service';
 export const referenceModule: ServiceModule = {
   name: 'reference',
   dependencies: [],
-  async init({ config, logger, openStore, bus }) {
+  async init({ config, logger, openStore, bus, metrics }) {
     const store = await openStore('reference');
     const db = await openReferenceDb(store);
     if (config.seedDemo) {
@@ -28,7 +28,7 @@ export const referenceModule: ServiceModule = {
       if (seeded.length > 0) logger.info({ tenants: seeded }, 'demo reference data created');
     }
     const messages = await bus();
-    const changes = await witnessedPublisher(messages, [REFERENCE_CHANGED], logger);
+    const changes = await witnessedPublisher(messages, [REFERENCE_CHANGED], logger, { metrics });
     /**
      * Runs a write, then tells every gateway the tenant's reference answers are stale and waits
      * until they have heard it, so the next read on any replica sees the write.

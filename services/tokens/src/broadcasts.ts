@@ -1,4 +1,4 @@
-import { witnessedPublisher, type Bus, type Logger } from '@supply/kit';
+import { witnessedPublisher, type Bus, type Logger, type Metrics } from '@supply/kit';
 import { ACCESS_CHANGED, TOKEN_REVOKED } from '@supply/contracts';
 import type { IdentityEvents } from './events';
 
@@ -7,8 +7,8 @@ import type { IdentityEvents } from './events';
  * witnessedPublisher): a revoked token is refused on the very next request on any replica,
  * including after a revocation made outside the gateway (the operator's CLI).
  */
-export async function busEvents(bus: Bus, logger: Logger): Promise<{ events: IdentityEvents; close(): Promise<void> }> {
-  const publisher = await witnessedPublisher(bus, [TOKEN_REVOKED, ACCESS_CHANGED], logger);
+export async function busEvents(bus: Bus, logger: Logger, metrics?: Metrics): Promise<{ events: IdentityEvents; close(): Promise<void> }> {
+  const publisher = await witnessedPublisher(bus, [TOKEN_REVOKED, ACCESS_CHANGED], logger, { metrics });
   return {
     events: {
       tokenRevoked: (event) => publisher.publish(TOKEN_REVOKED, event),

@@ -19,11 +19,11 @@ export const tokensModule: ServiceModule = {
   name: 'tokens',
   dependencies: [],
   workQueues: [USAGE_QUEUE],
-  async init({ config, logger, openStore, bus, meter }) {
+  async init({ config, logger, openStore, bus, meter, metrics }) {
     const store = await openStore('tokens');
     const identity = await openIdentityStore(store);
     const [messages, attempts] = await Promise.all([bus(), meter()]);
-    const broadcasts = await busEvents(messages, logger);
+    const broadcasts = await busEvents(messages, logger, metrics);
     const events = broadcasts.events;
     const now = () => config.now();
     const usage: UsageDeps = { identity, ledger: new UsageLedger(await openUsageStore(store)), meter: attempts, now };

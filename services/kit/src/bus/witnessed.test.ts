@@ -2,6 +2,7 @@ import { strict as assert } from 'node:assert';
 import { topic, type Topic } from '@supply/contracts';
 import type { Bus } from './bus';
 import type { Logger } from '../log';
+import { Metrics } from '../metrics/metrics';
 import { subscribeWitnessed, witnessedPublisher } from './witnessed';
 
 const REVOKED: Topic<{ tenant: string; token_id: number }> = topic('tokens.revoked');
@@ -184,6 +185,22 @@ describe('kit bus: witnessed broadcasts', () => {
     await publisher.publish(CHANGED, { tenant: 'demo' });
     assert.ok(performance.now() - started < 500);
     assert.deepEqual(errors, ['broadcast not published']);
+    await publisher.close();
+  });
+
+  it('counts each broadcast by how its wait ended and times the wait', async () => {
+    const { bus } = fanout();
+    const { logger } = recordingLogger();
+    const metrics = new Metrics();
+    const publisher = await witnessedPublisher(bus, [CHANGED], logger, { waitMs: 40, metrics });
+    const sub = await subscribeWitnessed(bus, CHANGED, () => undefined, logger);
+    await settle();
+    await publisher.publish(CHANGED, { tenant: 'demo' });
+    await sub.close();
+    await publisher.publish(CHANGED, { tenant: 'demo' });
+    const text = await metrics.text();
+    assert.match(text, /supply_broadcasts_total\{topic="reference.changed",outcome="acknowledged"\} 2/);
+    assert.match(text, /supply_broadcast_wait_seconds_count\{topic="reference.changed"\} 2/);
     await publisher.close();
   });
 });

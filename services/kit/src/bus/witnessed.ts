@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { WITNESS_ACKS, WITNESS_MEMBERS, WITNESS_ROLL_CALL, type Topic, type WitnessAck, type WitnessMember } from '@supply/contracts';
 import type { Logger } from '../log';
+import type { BroadcastOutcome, Metrics } from '../metrics/metrics';
 import type { Bus, Subscription } from './bus';
 
 /**
@@ -34,6 +35,8 @@ export interface WitnessOptions {
   waitMs?: number;
   /** How often a subscriber announces itself (default 10 s); a member unheard for three is forgotten. */
   heartbeatMs?: number;
+  /** Counts each broadcast's outcome and times its wait (`supply_broadcasts_total`, `supply_broadcast_wait_seconds`). */
+  metrics?: Metrics;
 }
 
 const DEFAULT_WAIT_MS = 2_000;
@@ -117,6 +120,8 @@ export async function witnessedPublisher(
         else pending.set(witness, { missing, done: () => resolve('acknowledged') });
       });
       let published = false;
+      const started = process.hrtime.bigint();
+      let outcome: BroadcastOutcome = 'acknowledged';
       const sent = bus.publish(topic, { ...event, witness }).then(
         () => void (published = true),
         (err: unknown) => {
@@ -125,15 +130,18 @@ export async function witnessedPublisher(
         },
       );
       try {
-        const outcome = await Promise.race([sent.then((failed) => failed ?? acknowledged), bound]);
-        if (outcome !== 'late') return;
+        const ended = await Promise.race([sent.then((failed) => failed ?? acknowledged), bound]);
+        if (ended === 'failed') outcome = 'failed';
+        if (ended !== 'late') return;
         if (!published) {
+          outcome = 'unconfirmed';
           logger.warn(
             { topic, waitMs },
             'broadcast not confirmed by the bus within the wait; subscribers may answer from cache until it arrives',
           );
           return;
         }
+        outcome = 'unacknowledged';
         for (const id of missing) roster.delete(id);
         logger.warn(
           { topic, waitMs, missing: missing.size },
@@ -142,6 +150,7 @@ export async function witnessedPublisher(
       } finally {
         clearTimeout(timer);
         pending.delete(witness);
+        options.metrics?.broadcast(topic, outcome, started);
       }
     },
     members: (topic) => expected(topic).length,

@@ -21,6 +21,10 @@ export type RejectionReason = (typeof REJECTION_REASONS)[number];
 export const BUS_OUTCOMES = ['published', 'delivered', 'acknowledged', 'retried', 'dead_lettered'] as const;
 export type BusOutcome = (typeof BUS_OUTCOMES)[number];
 
+/** How a witnessed broadcast's wait ended (kit bus/witnessed.ts). */
+export const BROADCAST_OUTCOMES = ['acknowledged', 'unacknowledged', 'unconfirmed', 'failed'] as const;
+export type BroadcastOutcome = (typeof BROADCAST_OUTCOMES)[number];
+
 export type GrpcSide = 'client' | 'server';
 
 /** One work queue as its backend describes it at scrape time. */
@@ -86,6 +90,19 @@ export class Metrics {
     name: 'supply_bus_handler_duration_seconds',
     help: 'Time a consumer spent on one delivery, by queue.',
     labelNames: ['queue'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly broadcasts = new Counter({
+    name: 'supply_broadcasts_total',
+    help: 'Cache-invalidating broadcasts by topic and how the wait for them ended: acknowledged (by every known subscriber), unacknowledged, unconfirmed (the bus did not confirm within the wait), failed.',
+    labelNames: ['topic', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly broadcastWait = new Histogram({
+    name: 'supply_broadcast_wait_seconds',
+    help: 'Time a change waited for its broadcast to be acknowledged, by topic.',
+    labelNames: ['topic'] as const,
     buckets: LATENCY_BUCKETS,
     registers: [this.registry],
   });
@@ -238,6 +255,11 @@ export class Metrics {
   /** Every outcome of a queue shows as 0 until it happens (a dead-letter alert needs the series to exist). */
   expectQueue(queue: string): void {
     for (const outcome of BUS_OUTCOMES) this.busMessages.inc({ queue, outcome }, 0);
+  }
+
+  broadcast(topic: string, outcome: BroadcastOutcome, started: bigint): void {
+    this.broadcasts.inc({ topic, outcome });
+    this.broadcastWait.observe({ topic }, secondsSince(started));
   }
 
   bus(queue: string, outcome: BusOutcome): void {
