@@ -43,15 +43,18 @@ describe('UsageRecorder', () => {
     ]);
   });
 
-  it('sends a batch at once when it counts maxBatch requests or holds maxBatch totals, the rest after flushEveryMs', async () => {
+  it('sends a batch at once when it holds maxBatch totals, the rest after flushEveryMs, however many requests they count', async () => {
     const sent: UsageBatch[] = [];
     const recorder = new UsageRecorder({ send: async (b) => void sent.push(b), logger: logger(), maxBatch: 3, flushEveryMs: 30 });
-    for (const id of ['a', 'a', 'a', 'b', 'c', 'd', 'e']) recorder.record(record(id));
+    for (const id of ['a', 'a', 'a', 'a', 'a', 'b', 'c', 'd', 'd', 'e']) recorder.record(record(id));
     const counted = () => sent.map((b) => b.totals!.map((t) => `${t.endpoint}×${t.requests}`));
-    assert.deepEqual(counted(), [['/a×3'], ['/b×1', '/c×1', '/d×1']]);
+    assert.deepEqual(counted(), [['/a×5', '/b×1', '/c×1']]);
     await new Promise((resolve) => setTimeout(resolve, 60));
-    assert.deepEqual(counted(), [['/a×3'], ['/b×1', '/c×1', '/d×1'], ['/e×1']]);
-    assert.equal(new Set(sent.map((b) => b.id)).size, 3);
+    assert.deepEqual(counted(), [
+      ['/a×5', '/b×1', '/c×1'],
+      ['/d×2', '/e×1'],
+    ]);
+    assert.equal(new Set(sent.map((b) => b.id)).size, 2);
   });
 
   it('retries a batch under the same id, and logs an outage once each way', async () => {

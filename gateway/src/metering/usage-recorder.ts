@@ -19,7 +19,7 @@ export interface UsageRecorderOptions {
   logger: Logger;
   /** A batch leaves this long after its first request at the latest. */
   flushEveryMs?: number;
-  /** ...or as soon as it counts this many requests, or holds this many totals. */
+  /** ...or as soon as it holds this many totals (however many requests they count). */
   maxBatch?: number;
   /** Waits between attempts to send one batch (always under the same id); dropped after the last. */
   retryDelaysMs?: number[];
@@ -45,7 +45,6 @@ export class UsageRecorder {
   readonly #maxPendingBatches: number;
   readonly #pending = new Set<Promise<void>>();
   #totals = new Map<string, UsageTotal>();
-  #requests = 0;
   /** The UTC day last metered, kept so most requests need no date formatting. */
   #dayStart = Number.NaN;
   #day = '';
@@ -87,8 +86,7 @@ export class UsageRecorder {
     total.requests += 1;
     total.credits += use.cost;
     if (use.status >= 400) total.errors += 1;
-    this.#requests += 1;
-    if (this.#requests >= this.#maxBatch || this.#totals.size >= this.#maxBatch) this.flush();
+    if (this.#totals.size >= this.#maxBatch) this.flush();
     else this.#timer ??= setTimeout(() => this.flush(), this.#flushEveryMs).unref();
   }
 
@@ -99,7 +97,6 @@ export class UsageRecorder {
     if (this.#totals.size === 0) return;
     const batch: UsageBatch = { id: randomUUID(), totals: [...this.#totals.values()] };
     this.#totals = new Map();
-    this.#requests = 0;
     if (this.#pending.size >= this.#maxPendingBatches) {
       this.#lose(batch);
       return;
