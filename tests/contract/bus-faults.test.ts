@@ -174,6 +174,44 @@ function amqpFaults(url: string): void {
       }
     });
 
+    it('tells a subscriber it missed broadcasts when it is attached again after losing its connection, and only then', async () => {
+      const target = new URL(url);
+      const relay = new Relay({ host: target.hostname, port: Number(target.port || 5672) });
+      await relay.start();
+      const viaRelay = new URL(url);
+      viaRelay.host = `127.0.0.1:${relay.port}`;
+      const subscriber: Bus = await openBus({
+        amqpUrl: viaRelay.toString(),
+        namespace: runNamespace,
+        reconnectDelayMs: 50,
+        reconnectMaxDelayMs: 200,
+      });
+      const publisher: Bus = await openBus({ amqpUrl: url, namespace: runNamespace });
+      try {
+        const heard: number[] = [];
+        let gaps = 0;
+        await subscriber.subscribe<number>('fault-events', (n) => void heard.push(n), { onGap: () => void gaps++ });
+        await publisher.publish('fault-events', 1);
+        await until(() => heard.includes(1), 'the first event');
+        assert.equal(gaps, 0, 'the first attach is no gap');
+
+        await relay.cut();
+        // Published while the subscriber has no queue: it never arrives, which is what the gap says.
+        await publisher.publish('fault-events', 2);
+        await relay.start();
+        await until(() => gaps === 1, 'the gap after the reconnect');
+        // The gap is told once the new queue is bound, so what is published from then on arrives.
+        await publisher.publish('fault-events', 3);
+        await until(() => heard.includes(3), 'an event after the reconnect');
+        assert.ok(!heard.includes(2));
+        assert.equal(gaps, 1);
+      } finally {
+        await subscriber.close();
+        await publisher.close();
+        await relay.cut();
+      }
+    });
+
     it('redeclares and resumes when its queue is deleted under it', async () => {
       const bus = await openBus({ amqpUrl: url, namespace: runNamespace });
       try {

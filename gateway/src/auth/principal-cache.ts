@@ -70,9 +70,18 @@ export class PrincipalCache {
   /** Follows the tokens service's broadcasts until the subscriptions are closed. */
   async follow(bus: Bus, logger: Logger): Promise<Subscription[]> {
     return Promise.all([
-      subscribeWitnessed<TokenRevokedEvent>(bus, TOKEN_REVOKED, (e) => this.forgetToken(e.tenant, e.token_id), logger),
-      subscribeWitnessed<AccessChangedEvent>(bus, ACCESS_CHANGED, (e) => this.forgetAccess(e.tenant, e.user_id), logger),
+      subscribeWitnessed<TokenRevokedEvent>(bus, TOKEN_REVOKED, (e) => this.forgetToken(e.tenant, e.token_id), logger, {
+        onGap: () => this.forgetAll(),
+      }),
+      subscribeWitnessed<AccessChangedEvent>(bus, ACCESS_CHANGED, (e) => this.forgetAccess(e.tenant, e.user_id), logger, {
+        onGap: () => this.forgetAll(),
+      }),
     ]);
+  }
+
+  /** Drops every principal (broadcasts may have been missed while the bus was away). */
+  forgetAll(): void {
+    this.#forget(() => true);
   }
 
   #forget(matches: (p: Principal) => boolean): void {

@@ -23,6 +23,25 @@ describe('gateway: reference cache', () => {
     assert.equal(cache.get('a', '/u'), undefined);
   });
 
+  it('drops everything on forgetAll (a gap in the broadcasts), reads in flight included, then caches again', () => {
+    const cache = new ReferenceCache({ maxBytes: 1 << 20, ttlMs: 1000, clock: () => 0 });
+    cache.set('a', '/u', cache.generation('a'), answer('A'));
+    cache.set('b', '/u', cache.generation('b'), answer('B'));
+    cache.forgetTenant('b');
+    const inFlight = { a: cache.generation('a'), b: cache.generation('b'), c: cache.generation('c') };
+    cache.forgetAll();
+    assert.equal(cache.size, 0);
+    assert.equal(cache.bytes, 0);
+    for (const tenant of ['a', 'b', 'c'] as const) cache.set(tenant, '/u', inFlight[tenant], answer('stale'));
+    assert.equal(cache.size, 0, 'no read that started before the drop is stored');
+    cache.set('a', '/u', cache.generation('a'), answer('fresh'));
+    assert.equal(cache.get('a', '/u')?.body, 'fresh');
+    // A later tenant drop still moves that tenant's generation on.
+    const before = cache.generation('a');
+    cache.forgetTenant('a');
+    assert.notEqual(cache.generation('a'), before);
+  });
+
   it('serves nothing older than the TTL', () => {
     let now = 0;
     const cache = new ReferenceCache({ maxBytes: 1 << 20, ttlMs: 100, clock: () => now });

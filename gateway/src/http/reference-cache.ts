@@ -26,11 +26,15 @@ export interface ReferenceCacheOptions {
  * Reference read answers per tenant and URL. Every reference write drops the tenant's answers:
  * the reference service pushes REFERENCE_CHANGED over the bus to every gateway, and the gateway
  * that carried the write drops them at once too. A read that started before a drop does not
- * store its (possibly older) answer: each tenant has a generation, bumped on every drop.
+ * store its (possibly older) answer: each tenant has a generation, moved on by every drop of the
+ * tenant or of everything (a gap in the broadcasts).
  */
 export class ReferenceCache {
   readonly #entries = new Map<string, Entry>();
-  readonly #generations = new Map<string, number>();
+  /** The drop count when each tenant was last dropped; `#allDroppedAt` when everything was. */
+  readonly #droppedAt = new Map<string, number>();
+  #drops = 0;
+  #allDroppedAt = 0;
   readonly #maxBytes: number;
   readonly #ttlMs: number;
   readonly #clock: () => number;
@@ -52,7 +56,7 @@ export class ReferenceCache {
 
   /** The tenant's current generation; pass it back to `set` so a drop in between discards the answer. */
   generation(tenant: string): number {
-    return this.#generations.get(tenant) ?? 0;
+    return Math.max(this.#droppedAt.get(tenant) ?? 0, this.#allDroppedAt);
   }
 
   get(tenant: string, url: string): CachedAnswer | undefined {
@@ -86,8 +90,16 @@ export class ReferenceCache {
 
   /** Drops every answer of the tenant (a reference write happened). */
   forgetTenant(tenant: string): void {
-    this.#generations.set(tenant, this.generation(tenant) + 1);
+    this.#droppedAt.set(tenant, ++this.#drops);
     for (const [k, e] of this.#entries) if (e.tenant === tenant) this.#delete(k, e);
+  }
+
+  /** Drops every answer (broadcasts may have been missed while the bus was away). */
+  forgetAll(): void {
+    this.#allDroppedAt = ++this.#drops;
+    this.#droppedAt.clear();
+    this.#entries.clear();
+    this.#bytes = 0;
   }
 
   /** Follows the reference service's change broadcasts until the subscription is closed. */
@@ -100,6 +112,7 @@ export class ReferenceCache {
         this.forgetTenant(e.tenant);
       },
       logger,
+      { onGap: () => this.forgetAll() },
     );
   }
 

@@ -126,6 +126,8 @@ export class TenantPolicies {
         if (event.user_id === undefined) this.forget(event.tenant);
       },
       logger,
+      // A limit change may have been missed while the bus was away.
+      { onGap: () => this.#tenants.clear() },
     );
   }
 

@@ -37,6 +37,7 @@ import type {
   QueueStats,
   SendOptions,
   Subscription,
+  SubscribeOptions,
   WorkHandler,
 } from './bus.js';
 import {
@@ -424,9 +425,9 @@ class AmqpBus implements Bus {
     return this.register(consumer, `consume ${queue}`);
   }
 
-  async subscribe<T>(topic: string, handler: (event: T) => void | Promise<void>): Promise<Subscription> {
+  async subscribe<T>(topic: string, handler: (event: T) => void | Promise<void>, options?: SubscribeOptions): Promise<Subscription> {
     assertName('topic', topic);
-    const subscriber = new TopicSubscriber(this, topic, handler as (event: unknown) => void | Promise<void>);
+    const subscriber = new TopicSubscriber(this, topic, handler as (event: unknown) => void | Promise<void>, options?.onGap);
     return this.register(subscriber, `subscribe to ${topic}`);
   }
 
@@ -819,9 +820,13 @@ class TopicSubscriber extends Attachment {
     bus: AmqpBus,
     private readonly topic: string,
     private readonly handler: (event: unknown) => void | Promise<void>,
+    private readonly onGap?: () => void,
   ) {
     super(bus);
   }
+
+  /** Whether a queue of this subscriber has been consumed before (a later attach follows a gap). */
+  private attachedBefore = false;
 
   protected get target(): string {
     return `topic ${this.topic}`;
@@ -842,6 +847,15 @@ class TopicSubscriber extends Attachment {
       { noAck: false },
     );
     this.consumerTag = reply.consumerTag;
+    // The queue is new on every attach: what was published between the last one and this one is gone.
+    if (this.attachedBefore && this.onGap) {
+      try {
+        this.onGap();
+      } catch (err) {
+        this.bus.log.error({ err, topic: this.topic }, 'gap handler failed');
+      }
+    }
+    this.attachedBefore = true;
   }
 
   protected async stop(channel: Channel): Promise<void> {

@@ -55,6 +55,16 @@ export interface Subscription {
   close(): Promise<void>;
 }
 
+export interface SubscribeOptions {
+  /**
+   * Called each time the subscription is attached again after losing its place (RabbitMQ: a
+   * reconnect gives it a fresh queue): broadcasts published in between never reached it, so a
+   * cache kept true by them should drop what it holds. Never called by the embedded bus, which
+   * loses nothing while its process lives.
+   */
+  onGap?: () => void;
+}
+
 export interface Bus {
   /** Resolves once the message is durably accepted (broker confirm, or stored on disk). */
   send<T>(queue: Queue<T>, body: NoInfer<T>, options?: SendOptions): Promise<void>;
@@ -68,7 +78,7 @@ export interface Bus {
   consume<T>(queue: Queue<T>, handler: WorkHandler<T>, options?: ConsumeOptions): Promise<Subscription>;
   /** Broadcast to every current subscriber of the topic, in every process. */
   publish<T>(topic: Topic<T>, event: NoInfer<T>): Promise<void>;
-  subscribe<T>(topic: Topic<T>, handler: (event: T) => void | Promise<void>): Promise<Subscription>;
+  subscribe<T>(topic: Topic<T>, handler: (event: T) => void | Promise<void>, options?: SubscribeOptions): Promise<Subscription>;
   /** What the backend tells of a work queue: messages waiting or in flight, its consumers, the oldest message's age when known. */
   queueStats?(queue: string): Promise<QueueStats>;
   /** Reads (without consuming) the dead-lettered messages of a queue, oldest first. */

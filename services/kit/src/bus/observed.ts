@@ -92,7 +92,7 @@ export function observeBus(bus: Bus, opts: { metrics?: Metrics; maxDeliveries: n
     // A broadcast carries no headers (its subscribers start no span), but where it was published shows in the trace.
     publish: (topic, event) =>
       tracingEnabled() ? produceInSpan(topic, 'publish', () => bus.publish(topic, event)) : bus.publish(topic, event),
-    subscribe: (topic, handler) => bus.subscribe(topic, handler),
+    subscribe: (topic, handler, options) => bus.subscribe(topic, handler, options),
     deadLetters: (queue, limit) => bus.deadLetters(queue, limit),
     replayDeadLetters: (queue, limit) => bus.replayDeadLetters(queue, limit),
     ...(queueStats && { queueStats }),

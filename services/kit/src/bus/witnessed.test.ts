@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { topic, type Topic } from '@supply/contracts';
+import { WITNESS_MEMBERS, topic, type Topic } from '@supply/contracts';
 import type { Bus } from './bus';
 import type { Logger } from '../log';
 import { Metrics } from '../metrics/metrics';
@@ -202,5 +202,28 @@ describe('kit bus: witnessed broadcasts', () => {
     assert.match(text, /supply_broadcasts_total\{topic="reference.changed",outcome="acknowledged"\} 2/);
     assert.match(text, /supply_broadcast_wait_seconds_count\{topic="reference.changed"\} 2/);
     await publisher.close();
+  });
+
+  it('passes a gap on to its owner and announces itself again, so a publisher that dropped it waits for it anew', async () => {
+    const { bus } = fanout();
+    const { logger } = recordingLogger();
+    let gapOf: (() => void) | undefined;
+    const gapping = {
+      ...bus,
+      subscribe: (t: string, handler: (e: unknown) => void, options?: { onGap?: () => void }) => {
+        if (t === CHANGED) gapOf = options?.onGap;
+        return bus.subscribe(t as Topic<unknown>, handler);
+      },
+    } as unknown as Bus;
+    const announcements: string[] = [];
+    await bus.subscribe(WITNESS_MEMBERS, (m) => void announcements.push(m.kind));
+    let dropped = 0;
+    await subscribeWitnessed(gapping, CHANGED, () => undefined, logger, { onGap: () => void dropped++ });
+    await settle();
+    assert.deepEqual(announcements, ['here']);
+    gapOf!();
+    await settle();
+    assert.equal(dropped, 1);
+    assert.deepEqual(announcements, ['here', 'here']);
   });
 });

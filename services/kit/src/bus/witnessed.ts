@@ -172,7 +172,10 @@ export async function subscribeWitnessed<T>(
   topic: Topic<T>,
   handler: (event: T) => void | Promise<void>,
   logger: Logger,
-  options: Pick<WitnessOptions, 'heartbeatMs'> = {},
+  options: Pick<WitnessOptions, 'heartbeatMs'> & {
+    /** The subscription lost broadcasts (a reconnect, see SubscribeOptions.onGap): drop whatever they keep true. */
+    onGap?: () => void;
+  } = {},
 ): Promise<Subscription> {
   const member = randomUUID();
   const announce = (kind: WitnessMember['kind']): Promise<void> =>
@@ -180,12 +183,23 @@ export async function subscribeWitnessed<T>(
       .publish(WITNESS_MEMBERS, { member, kind, topics: [topic] })
       .catch((err: unknown) => logger.warn({ err, topic }, 'witness announcement not published'));
   const subscriptions = await Promise.all([
-    bus.subscribe(topic as Topic<T & Witnessed>, async (event) => {
-      await handler(event);
-      if (typeof event?.witness !== 'string') return;
-      const ack: WitnessAck = { witness: event.witness, member };
-      await bus.publish(WITNESS_ACKS, ack).catch((err: unknown) => logger.warn({ err, topic }, 'witness acknowledgement not published'));
-    }),
+    bus.subscribe(
+      topic as Topic<T & Witnessed>,
+      async (event) => {
+        await handler(event);
+        if (typeof event?.witness !== 'string') return;
+        const ack: WitnessAck = { witness: event.witness, member };
+        await bus.publish(WITNESS_ACKS, ack).catch((err: unknown) => logger.warn({ err, topic }, 'witness acknowledgement not published'));
+      },
+      {
+        onGap: () => {
+          logger.warn({ topic }, 'broadcasts may have been missed while the bus was away; dropping what they keep true');
+          options.onGap?.();
+          // A publisher that waited for this member in the meantime has dropped it from its roster.
+          void announce('here');
+        },
+      },
+    ),
     bus.subscribe(WITNESS_ROLL_CALL, () => announce('here')),
   ]);
   await announce('here');
