@@ -62,6 +62,7 @@ function cliContract(name: string, setUp: () => { env: Record<string, string>; o
       assert.match(listed.stdout, /^workflows\.sync-chunks: 2 dead letters$/m);
       assert.match(listed.stdout, /^ {2}dead-0 {2}\{"job_id":1,"tenant":"demo","step":"load","seq":0\}$/m);
       assert.match(listed.stdout, /^compute\.forecast-chunks: 0 dead letters$/m);
+      assert.match(listed.stdout, /^tokens\.usage-totals: 0 dead letters$/m);
       assert.match(listed.stdout, /^tokens\.usage: 0 dead letters$/m);
       const json = JSON.parse((await ops(target.env, 'dead-letters', 'list', 'workflows.sync-chunks', '--json', '--limit', '1')).stdout);
       assert.deepEqual(json.queues[0].count, 1);
@@ -98,7 +99,7 @@ function cliContract(name: string, setUp: () => { env: Record<string, string>; o
       assert.equal(unknown.code, 2);
       assert.match(
         unknown.stderr,
-        /unknown queue nope; the work queues are tokens\.usage, workflows\.sync-chunks, workflows\.job-events, compute\.forecast-chunks, compute\.supply-plan-chunks/,
+        /unknown queue nope; the work queues are tokens\.usage-totals, tokens\.usage, workflows\.sync-chunks, workflows\.job-events, compute\.forecast-chunks, compute\.supply-plan-chunks/,
       );
       assert.equal((await ops(target.env, 'dead-letters', 'replay', 'workflows.sync-chunks', '--limit', '0')).code, 2);
       assert.equal((await ops(target.env, 'jobs', 'list')).code, 2);

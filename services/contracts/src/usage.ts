@@ -54,8 +54,15 @@ export interface UsageBatch {
   records?: UsageRecord[];
 }
 
-/** The gateway's usage batches, consumed by the tokens service. */
-export const USAGE_QUEUE = queue<UsageBatch>('tokens.usage');
+/** The gateway's usage batches (totals), consumed by the tokens service. */
+export const USAGE_QUEUE = queue<UsageBatch>('tokens.usage-totals');
+/**
+ * Where gateways before the totals sent their per-request records; the tokens service still
+ * drains it. The totals go to a queue of their own so that, during an upgrade, a tokens service
+ * of the earlier version (which takes only records and drops any other shape) never takes them:
+ * they wait for the new version instead of being lost.
+ */
+export const RECORDS_USAGE_QUEUE = queue<UsageBatch>('tokens.usage');
 
 /** How `GET /usage` may group its rows. */
 export const USAGE_GROUPS = ['day', 'endpoint', 'token'] as const;

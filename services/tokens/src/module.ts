@@ -1,5 +1,5 @@
 import { adaptService, AppError, type ServiceModule } from '@supply/kit';
-import { supply_tokens_v1, USAGE_QUEUE } from '@supply/contracts';
+import { RECORDS_USAGE_QUEUE, supply_tokens_v1, USAGE_QUEUE } from '@supply/contracts';
 import { busEvents } from './broadcasts';
 import { exchangeCredentials } from './legacy/exchange';
 import { openIdentityStore } from './repository';
@@ -18,7 +18,7 @@ import { createUser, requireUser, updateUser } from './users/service';
 export const tokensModule: ServiceModule = {
   name: 'tokens',
   dependencies: [],
-  workQueues: [USAGE_QUEUE],
+  workQueues: [USAGE_QUEUE, RECORDS_USAGE_QUEUE],
   async init({ config, logger, openStore, bus, meter, metrics }) {
     const store = await openStore('tokens');
     const identity = await openIdentityStore(store);

@@ -1,7 +1,18 @@
-import { AppError, isAppError, ValidationError, type Bus, fieldErrors, type FieldErrors, type Logger, type Meter } from '@supply/kit';
+import {
+  AppError,
+  isAppError,
+  ValidationError,
+  type Bus,
+  type Delivery,
+  fieldErrors,
+  type FieldErrors,
+  type Logger,
+  type Meter,
+} from '@supply/kit';
 import {
   MAX_USAGE_DAYS,
   USAGE_GROUPS,
+  RECORDS_USAGE_QUEUE,
   USAGE_QUEUE,
   creditKey,
   creditPeriodByKey,
@@ -113,23 +124,24 @@ export async function resetCreditBalance(deps: UsageDeps, tenant: string): Promi
 }
 
 /**
- * Folds batches stored but never marked folded, then the gateway's usage batches as they
- * arrive, and prunes old raw records now and then. Returns the stop function.
+ * Folds batches stored but never marked folded, then the gateways' usage batches as they
+ * arrive (totals, and the per-request records earlier gateways sent to their own queue), and
+ * prunes old stored batches now and then. Returns the stop function.
  */
 export async function startUsageFolding(deps: UsageDeps & { bus: Bus; logger: Logger }): Promise<() => Promise<void>> {
   const recovered = await deps.ledger.recover();
   if (recovered) deps.logger.warn({ batches: recovered }, 'folded usage batches a previous run left unfolded');
-  const subscription = await deps.bus.consume<unknown>(
-    USAGE_QUEUE,
-    async (body, delivery) => {
-      if (!isUsageBatch(body)) {
-        deps.logger.error({ messageId: delivery.messageId }, 'dropped a usage batch of the wrong shape');
-        return;
-      }
-      await deps.ledger.fold(body);
-    },
-    { prefetch: 4 },
-  );
+  const fold = async (body: unknown, delivery: Delivery): Promise<void> => {
+    if (!isUsageBatch(body)) {
+      deps.logger.error({ messageId: delivery.messageId }, 'dropped a usage batch of the wrong shape');
+      return;
+    }
+    await deps.ledger.fold(body);
+  };
+  const subscriptions = await Promise.all([
+    deps.bus.consume<unknown>(USAGE_QUEUE, fold, { prefetch: 4 }),
+    deps.bus.consume<unknown>(RECORDS_USAGE_QUEUE, fold, { prefetch: 1 }),
+  ]);
   const prune = () =>
     deps.ledger
       .prune(new Date(deps.now().getTime() - RAW_RETENTION_DAYS * 86_400_000))
@@ -139,6 +151,6 @@ export async function startUsageFolding(deps: UsageDeps & { bus: Bus; logger: Lo
   timer.unref();
   return async () => {
     clearInterval(timer);
-    await subscription.close();
+    await Promise.all(subscriptions.map((s) => s.close()));
   };
 }
