@@ -213,8 +213,10 @@ export async function subscribeWitnessed<T>(
     async close() {
       clearInterval(heartbeat);
       // Saying goodbye spares publishers one wait; it must not hold a shutdown up while the broker is away.
+      // A heartbeat still on its way goes first, or it could land after the goodbye and list the member again.
       let bound: NodeJS.Timeout | undefined;
-      await Promise.race([announce('leaving'), new Promise<void>((resolve) => (bound = setTimeout(resolve, LEAVING_BOUND_MS)))]);
+      const goodbye = (beating ?? Promise.resolve()).then(() => announce('leaving'));
+      await Promise.race([goodbye, new Promise<void>((resolve) => (bound = setTimeout(resolve, LEAVING_BOUND_MS)))]);
       clearTimeout(bound);
       await Promise.all(subscriptions.map((s) => s.close()));
     },
