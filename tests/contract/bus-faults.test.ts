@@ -65,6 +65,16 @@ async function deleteQueues(url: string, names: string[]): Promise<void> {
   }
 }
 
+/** A started relay to the broker of `url`, and the AMQP URL that goes through it. */
+async function relayTo(url: string): Promise<{ relay: Relay; amqpUrl: string }> {
+  const target = new URL(url);
+  const relay = new Relay({ host: target.hostname, port: Number(target.port || 5672) });
+  await relay.start();
+  const viaRelay = new URL(url);
+  viaRelay.host = `127.0.0.1:${relay.port}`;
+  return { relay, amqpUrl: viaRelay.toString() };
+}
+
 function amqpFaults(url: string): void {
   describe('Bus faults: amqp', function () {
     this.timeout(40_000);
@@ -136,13 +146,9 @@ function amqpFaults(url: string): void {
     });
 
     it('holds sends through an outage, fails them unavailable after the timeout, and recovers', async () => {
-      const target = new URL(url);
-      const relay = new Relay({ host: target.hostname, port: Number(target.port || 5672) });
-      await relay.start();
-      const viaRelay = new URL(url);
-      viaRelay.host = `127.0.0.1:${relay.port}`;
+      const { relay, amqpUrl } = await relayTo(url);
       const bus: Bus = await openBus({
-        amqpUrl: viaRelay.toString(),
+        amqpUrl,
         namespace: runNamespace,
         sendTimeoutMs: 800,
         reconnectDelayMs: 50,
@@ -175,13 +181,9 @@ function amqpFaults(url: string): void {
     });
 
     it('tells a subscriber it missed broadcasts when it is attached again after losing its connection, and only then', async () => {
-      const target = new URL(url);
-      const relay = new Relay({ host: target.hostname, port: Number(target.port || 5672) });
-      await relay.start();
-      const viaRelay = new URL(url);
-      viaRelay.host = `127.0.0.1:${relay.port}`;
+      const { relay, amqpUrl } = await relayTo(url);
       const subscriber: Bus = await openBus({
-        amqpUrl: viaRelay.toString(),
+        amqpUrl,
         namespace: runNamespace,
         reconnectDelayMs: 50,
         reconnectMaxDelayMs: 200,

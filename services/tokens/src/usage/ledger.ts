@@ -1,6 +1,6 @@
 import { isAppError } from '@supply/kit';
 import { utcDay, type CreditPeriod, type UsageBatch, type UsageGroup, type UsageRecord, type UsageTotal } from '@supply/contracts';
-import { usageDayId, type UsageBatchDoc, type UsageDayDoc, type UsageStore } from './repository';
+import { usageDayId, type UsageBatchDoc, type UsageStore } from './repository';
 
 /** Batch ids each aggregate remembers; a partly folded batch must be retried within this many later batches. */
 const RECENT_BATCHES = 64;
@@ -13,8 +13,6 @@ export interface UsageRow {
   requests: number;
   credits: number;
 }
-
-type DayTotals = Pick<UsageDayDoc, 'tenant' | 'day' | 'method' | 'endpoint' | 'token_id' | 'requests' | 'credits' | 'errors'>;
 
 /** The UTC day of a record's instant; the gateway's own form (`toISOString`, UTC) is read as it is. */
 function dayOf(at: string): string {
@@ -31,9 +29,9 @@ function batchOf(stored: UsageBatchDoc): UsageBatch {
 }
 
 /** A batch summed per aggregate (tenant, day, method, endpoint, token), whether it carries totals or per-request records. */
-function totalsOf(batch: UsageBatch): Map<string, DayTotals> {
-  const totals = new Map<string, DayTotals>();
-  const add = (key: Omit<DayTotals, 'requests' | 'credits' | 'errors'>, requests: number, credits: number, errors: number) => {
+function totalsOf(batch: UsageBatch): Map<string, UsageTotal> {
+  const totals = new Map<string, UsageTotal>();
+  const add = (key: Omit<UsageTotal, 'requests' | 'credits' | 'errors'>, requests: number, credits: number, errors: number) => {
     const id = usageDayId(key);
     const into = totals.get(id) ?? totals.set(id, { ...key, requests: 0, credits: 0, errors: 0 }).get(id)!;
     into.requests += requests;

@@ -1,5 +1,5 @@
 import type { Collection, Doc, Store } from '@supply/kit';
-import type { UsageRecord } from '@supply/contracts';
+import type { UsageRecord, UsageTotal } from '@supply/contracts';
 
 /**
  * A usage batch as the gateway sent it; `_id` is the batch id (the bus message id). Its content
@@ -20,18 +20,9 @@ export interface UsageBatchDoc extends Doc {
   folded: boolean;
 }
 
-/** Requests and credits of one tenant, day, endpoint and token. */
-export interface UsageDayDoc extends Doc {
+/** Requests and credits of one tenant, day, method, endpoint and token: the sum of every total counted here. */
+export interface UsageDayDoc extends Doc, UsageTotal {
   _id: string;
-  tenant: string;
-  day: string;
-  method: string;
-  endpoint: string;
-  token_id: number;
-  requests: number;
-  credits: number;
-  /** Requests answered with status 400 or above. */
-  errors: number;
   /** The latest batches counted here: a batch retried after a partial fold skips what it counted. */
   recent: string[];
 }
