@@ -8,7 +8,9 @@
  *  - each split into two halves by a hash of the series id (A and B), so a change
  *    tuned on one half can be checked on the other,
  *  - simulated series of each Syntetos-Boylan class and of other periodicities
- *    (seeded, so every run sees the same data).
+ *    (seeded, so every run sees the same data),
+ *  - when Rscript is present, R's own example series (yearly, quarterly, monthly), real data
+ *    never tuned on.
  * Scores: sMAPE (0-200), MASE (seasonal naive scale; lag 1 for intermittent sets),
  * OWA against Naive2, RMSSE and bias (as ../shared/data/intermittent-baselines.mjs),
  * coverage of the 80% and 95% intervals and MSIS (M4, 95%), series per CPU-second.
@@ -18,11 +20,13 @@
  *
  *   npm run bench -- forecast
  *   env: M3_CSV, RAF_CSV (data files), BENCH_SAMPLE=k (every k-th series, for
- *   iteration), BENCH_SETS=m3,m3q,raf,sim (which sets), BENCH_R_SERIES=n (R on about n
+ *   iteration), BENCH_SETS=m3,m3q,raf,rdata,sim (which sets; rdata: R's own example series, see rDataSets), BENCH_R_SERIES=n (R on about n
  *   evenly spaced series per shared set; default 200), BENCH_R_SIM_SERIES=n (R on about n series
  *   of each simulated set; default 100), BENCH_R_SIM=0 (R on the shared sets only), BENCH_R=0 (skip R), BENCH_FAST=1 (skip the slow ets
  *   baseline), BENCH_SIM_COUNT=n (series per simulated set; default 200), BENCH_SIM_SETS=erratic,quarterly
- *   (only the simulated sets whose names contain one of these words)
+ *   (only the simulated sets whose names contain one of these words), BENCH_R_PEERS=0 (no R forecasts, but
+ *   the R example series still load), BENCH_MEMBERS=1 (the engine's single models too), BENCH_PER_SERIES=1
+ *   (each series' MASE under every method of the R sample)
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -93,6 +97,80 @@ function quarterlyTotals(series: readonly Series[]): Series[] {
     if (quarters.length < QUARTERLY_MIN_HISTORY + QUARTERLY_HORIZON) return [];
     return [{ id: `${s.id}-Q`, history: quarters.slice(0, -QUARTERLY_HORIZON), actual: quarters.slice(-QUARTERLY_HORIZON) }];
   });
+}
+
+// ---------- R's own example series ----------
+
+/**
+ * Real series this project never tuned on: every univariate yearly, quarterly and monthly series
+ * of R's `datasets` package and of the `forecast` package (AirPassengers, UKgas, Nile, co2, gas,
+ * woolyrnq, the Seatbelts columns, ...; the decennial uspop counts as yearly). Each is scored
+ * from up to three forecast origins, h apart, as rolling-origin evaluations do, with M3's
+ * horizons (6, 8, 18); histories keep their last R_DATA_MAX_HISTORY values.
+ */
+const R_DATA_SCRIPT = `
+suppressMessages(library(forecast))
+out <- file(commandArgs(trailingOnly = TRUE)[1], "w")
+emit <- function(name, x) {
+  f <- frequency(x)
+  if (f < 1) f <- 1
+  # Binary indicator columns (Seatbelts' law) are not demand.
+  if (!(f %in% c(1, 4, 12)) || anyNA(x) || length(unique(as.numeric(x))) < 3) return()
+  writeLines(paste(name, f, paste(format(as.numeric(x), digits = 15, trim = TRUE), collapse = " "), sep = ","), out)
+}
+for (pkg in c("datasets", "forecast")) {
+  for (item in data(package = pkg)$results[, "Item"]) {
+    name <- sub(" .*", "", item)
+    env <- new.env()
+    x <- tryCatch({ data(list = name, package = pkg, envir = env); get(name, envir = env) }, error = function(e) NULL)
+    if (!is.ts(x)) next
+    if (is.null(dim(x))) emit(name, x) else for (col in colnames(x)) emit(paste(name, col, sep = "."), x[, col])
+  }
+}
+close(out)
+`;
+
+const R_DATA_MAX_HISTORY = 500;
+const R_DATA_ORIGINS = 3;
+
+function rDataSets(): DataSet[] {
+  const dir = mkdtempSync(path.join(tmpdir(), 'bench-forecast-rdata-'));
+  try {
+    const output = path.join(dir, 'series.csv');
+    writeFileSync(path.join(dir, 'series.R'), R_DATA_SCRIPT);
+    execFileSync('Rscript', [path.join(dir, 'series.R'), output], { stdio: 'inherit' });
+    const groups = new Map<number, Series[]>([
+      [1, []],
+      [4, []],
+      [12, []],
+    ]);
+    const seen = new Set<string>();
+    for (const line of readFileSync(output, 'utf8').trim().split('\n')) {
+      const [name, frequency, values] = line.split(',');
+      // The same data under two names (UKDriverDeaths is Seatbelts' drivers column) counts once.
+      if (seen.has(values)) continue;
+      seen.add(values);
+      const period = Number(frequency);
+      const y = values.split(' ').map(Number);
+      const horizon = period === 1 ? 6 : period === 4 ? 8 : 18;
+      for (let o = 0; o < R_DATA_ORIGINS; o++) {
+        const cut = y.length - horizon * (o + 1);
+        if (cut < Math.max(3 * horizon, 2 * period + 2)) break;
+        groups.get(period)!.push({
+          id: `${name}@${cut}`,
+          history: y.slice(Math.max(0, cut - R_DATA_MAX_HISTORY), cut),
+          actual: y.slice(cut, cut + horizon),
+        });
+      }
+    }
+    return [
+      { name: 'R example series, yearly', period: 1, intermittent: false, series: groups.get(1)! },
+      { name: 'R example series, quarterly', period: 4, intermittent: false, series: groups.get(4)! },
+      { name: 'R example series, monthly', period: 12, intermittent: false, series: groups.get(12)! },
+    ];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** FNV-1a of the id: a split that does not depend on file order. */
@@ -440,11 +518,24 @@ function printRPeers(set: DataSet, runs: Map<string, Run>, all: readonly number[
   const sample = all.filter((i) => i % rEvery === 0);
   const rRuns = runR(set, sample);
   const joint = new Map<string, Run>(
-    [...runs].filter(([name]) => ['auto', 'naive2', 'ses', 'theta', 'ets', 'croston-sba', 'ses (alpha 0.1)'].includes(name)),
+    [...runs].filter(([name]) =>
+      ['auto', 'naive2', 'ses', 'theta', 'ets', 'croston-sba', 'ses (alpha 0.1)', ...ENGINE_MEMBERS].includes(name),
+    ),
   );
   for (const [name, r] of rRuns) joint.set(name, r);
   printTable(`${set.name}, R sample (series/CPU-s for R: wall clock of all five R methods)`, set, joint, sample);
+  if (process.env.BENCH_PER_SERIES === '1') {
+    // MASE of each series under each method, to see where a set's mean comes from.
+    const names = [...joint.keys()];
+    console.log(`per series, MASE: ${names.join(' | ')}`);
+    for (const i of sample) {
+      const row = names.map((name) => fmt(score(set, joint.get(name) as Run, [i]).mase, 3, 6));
+      console.log(`  ${set.series[i].id.padEnd(28)} ${row.join(' ')}`);
+    }
+  }
 }
+
+const ENGINE_MEMBERS = ['arima', 'damped', 'optimized_theta', 'holt_winters_multiplicative'] as const;
 
 function baselines(set: DataSet): Map<string, Run> {
   const runs = new Map<string, Run>();
@@ -455,6 +546,8 @@ function baselines(set: DataSet): Map<string, Run> {
   runs.set('ses', runEngine(set, 'ses', false));
   runs.set('theta', runEngine(set, 'theta', false));
   if (process.env.BENCH_FAST !== '1') runs.set('ets', runEngine(set, 'ets', false));
+  // The engine's single models beside the selection (and beside R's on the R sample).
+  if (process.env.BENCH_MEMBERS === '1') for (const m of ENGINE_MEMBERS) runs.set(m, runEngine(set, m, false));
   if (set.intermittent) {
     runs.set('ses (alpha 0.1)', runFunction(set, fixedSes));
     runs.set('croston-sba', runEngine(set, 'sba', false));
@@ -485,7 +578,7 @@ function goal(label: string, met: boolean, detail: string): void {
 
 export async function run(): Promise<void> {
   const every = Math.max(1, Number(process.env.BENCH_SAMPLE ?? 1));
-  const sets = (process.env.BENCH_SETS ?? 'm3,m3q,raf,sim').split(',');
+  const sets = (process.env.BENCH_SETS ?? 'm3,m3q,raf,rdata,sim').split(',');
   const withR = rAvailable();
   const rTarget = Math.max(1, Number(process.env.BENCH_R_SERIES ?? 200));
   console.log(
@@ -499,6 +592,10 @@ export async function run(): Promise<void> {
     const m3 = sampled(loadCsv(process.env.M3_CSV ?? path.resolve(repoRoot, '../shared/data/m3-monthly.csv')), every);
     if (sets.includes('m3')) shared.push({ name: 'M3 monthly', period: 12, intermittent: false, series: m3, goals: true });
     if (sets.includes('m3q')) shared.push({ name: 'M3 as quarterly totals', period: 4, intermittent: false, series: quarterlyTotals(m3) });
+  }
+  if (sets.includes('rdata')) {
+    if (withR) shared.push(...rDataSets());
+    else console.log("R example series: skipped (they are read from R's own packages, and Rscript is absent)");
   }
   if (sets.includes('raf')) {
     const file = process.env.RAF_CSV ?? path.resolve(repoRoot, '../shared/data/intermittent-raf.csv');
@@ -524,7 +621,7 @@ export async function run(): Promise<void> {
         all.filter((i) => half(set.series[i].id) === h),
       );
     console.log(`auto's models: ${modelMix(runs.get('auto') as Run)}`);
-    if (withR) printRPeers(set, runs, all, rTarget);
+    if (withR && process.env.BENCH_R_PEERS !== '0') printRPeers(set, runs, all, rTarget);
     const auto = scores.get('auto') as Score;
     const speed = set.series.length / (runs.get('auto') as Run).cpuSeconds;
     if (set.intermittent) {
@@ -557,7 +654,7 @@ export async function run(): Promise<void> {
       const all = set.series.map((_, i) => i);
       printTable(set.name, set, runs, all);
       console.log(`auto's models: ${modelMix(runs.get('auto') as Run)}`);
-      if (withR && process.env.BENCH_R_SIM !== '0') printRPeers(set, runs, all, rSimTarget);
+      if (withR && process.env.BENCH_R_SIM !== '0' && process.env.BENCH_R_PEERS !== '0') printRPeers(set, runs, all, rSimTarget);
     }
   }
 }
