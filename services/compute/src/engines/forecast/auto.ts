@@ -102,6 +102,37 @@ export function combinationWeights(memberMae: readonly number[] | undefined): nu
 }
 
 /**
+ * Forecast pooling (Kourentzes, Barrow & Petropoulos 2019): the members sorted by holdout error,
+ * the largest step between neighbours splits them, and when that step is at least this factor the
+ * members before it form the pool and the others are left out. A season whose amplitude grows
+ * (the members on the shared, fixed decomposition miss it; the airline model does not) or an
+ * autoregressive cycle (only the automatic ARIMA follows it) opens such a gap; on most series the
+ * members' errors are close and all of them are averaged.
+ */
+export const POOL_GAP = 2;
+
+/**
+ * `weights` with the members outside the pool set to 0 (see POOL_GAP); unchanged when no step
+ * between sorted holdout errors reaches the gap.
+ */
+export function pooledWeights(memberMae: readonly number[], weights: readonly number[]): number[] {
+  const order = memberMae.map((_, k) => k).sort((a, b) => memberMae[a] - memberMae[b] || a - b);
+  let widest = 0;
+  let cut = -1;
+  for (let k = 0; k + 1 < order.length; k++) {
+    const lower = memberMae[order[k]];
+    const ratio = lower > 0 ? memberMae[order[k + 1]] / lower : 0;
+    if (ratio > widest) {
+      widest = ratio;
+      cut = k;
+    }
+  }
+  if (!(widest >= POOL_GAP)) return weights.slice();
+  const pool = new Set(order.slice(0, cut + 1));
+  return weights.map((w, k) => (pool.has(k) ? w : 0));
+}
+
+/**
  * Rolling-origin errors of each method; every origin refits on the data before it.
  * The seasonality verdict of the whole history is kept at every origin, so methods
  * are compared as they will run (shorter windows would fail the test more often).
@@ -172,7 +203,13 @@ export function selectMethod(
     if (!(criterion(best) < COMBINATION_ADVANTAGE * criterion('combination'))) best = 'combination';
   }
   const score = scores.get(best) as HoldoutScore;
-  return { method: best, holdoutError: score.mae, score, plan, weights: combinationWeights(score.memberMae) ?? undefined };
+  return { method: best, holdoutError: score.mae, score, plan, weights: memberWeights(score) };
+}
+
+/** The combination's member weights from a holdout: inverse errors, pooled; undefined (equal) without member errors. */
+function memberWeights(score: HoldoutScore): number[] | undefined {
+  const weights = combinationWeights(score.memberMae);
+  return weights && score.memberMae ? pooledWeights(score.memberMae, weights) : undefined;
 }
 
 /** Holdout of one given method; null score when the history is too short. */
@@ -180,7 +217,7 @@ export function methodHoldout(values: readonly number[], period: number, horizon
   const plan = holdoutPlan(values.length, horizon);
   if (!plan) return { method, holdoutError: null, score: null, plan: null };
   const score = holdoutScores(values, period, [method], plan).get(method) as HoldoutScore;
-  return { method, holdoutError: score.mae, score, plan, weights: combinationWeights(score.memberMae) ?? undefined };
+  return { method, holdoutError: score.mae, score, plan, weights: memberWeights(score) };
 }
 
 /** Holdout error (MAE) of one given method; null when the history is too short. */

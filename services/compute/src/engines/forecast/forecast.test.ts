@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { combinationWeights, holdoutPlan } from './auto';
+import { POOL_GAP, combinationWeights, holdoutPlan, pooledWeights } from './auto';
 import {
   COMBINATION_MEMBERS,
   COMBINATION_TRIM,
@@ -9,6 +9,7 @@ import {
   runMethod,
   seasonalForMembers,
   trimmedWeightedMean,
+  weightedMean,
 } from './methods';
 import { ALGORITHMS, forecastBatch, forecastDatedSeries, forecastSeries } from './index';
 
@@ -225,6 +226,50 @@ describe('forecast/combination', () => {
     const weighted = combination(history, 6, raw, only);
     assert.deepEqual(weighted.forecast, equal.members?.[1], 'all weight on one member gives that member');
     assert.equal(weighted.parameters?.weighted, 1);
+  });
+
+  it('pools the members before the widest step in their sorted holdout errors when it is a factor of POOL_GAP or more', () => {
+    assert.equal(POOL_GAP, 2);
+    // UKgas at its last origin: the airline model (30.7) and the automatic ARIMA (49.2) follow a season whose amplitude grows.
+    const mae = [118.6, 121.7, 132.8, 30.7, 49.2, 109.3];
+    const weights = combinationWeights(mae)!;
+    const pooled = pooledWeights(mae, weights);
+    assert.deepEqual(
+      pooled.map((w) => w > 0),
+      [false, false, false, true, true, false],
+    );
+    assert.equal(pooled[3], weights[3], 'the pool keeps its inverse-error weights');
+    // Close errors, or a widest step under the gap: every member stays.
+    assert.deepEqual(pooledWeights([1, 1.5, 2, 2.5], [1, 1, 1, 1]), [1, 1, 1, 1]);
+    assert.deepEqual(pooledWeights([12.2, 23.4, 38.6, 42.4], [4, 2, 1, 1]), [4, 2, 1, 1]);
+    // One member far ahead pools alone; a perfect (zero-error) member does not divide by zero.
+    assert.deepEqual(pooledWeights([10, 30, 31, 32], [3, 1, 1, 1]), [3, 0, 0, 0]);
+    assert.deepEqual(pooledWeights([0, 0, 5], [1, 1, 1]), [1, 1, 1]);
+  });
+
+  it('averages a pool (members weighted 0 left out) untrimmed, even where a left-out member is not finite', () => {
+    const values = Array.from({ length: 48 }, (_, t) => 100 + t + 10 * Math.sin(t));
+    const history = prepareHistory(values, 1);
+    const raw = (member: Parameters<typeof runMethod>[0]) => runMethod(member, history, 6);
+    const equal = combination(history, 6, raw);
+    const pool = COMBINATION_MEMBERS.map((_, k) => (k === 0 || k === 4 ? 1 : 0));
+    const pooled = combination(history, 6, raw, pool);
+    assert.equal(pooled.parameters?.pooled, 1);
+    assert.equal(pooled.parameters?.members, 2);
+    assert.equal(pooled.parameters?.trimmed, 0);
+    const [a, b] = [equal.members![0]!, equal.members![4]!];
+    pooled.forecast.forEach((f, j) => assert.ok(Math.abs(f - (a[j]! + b[j]!) / 2) < 1e-9));
+    assert.deepEqual(
+      weightedMean(
+        [
+          [1, 2],
+          [Number.NaN, Number.POSITIVE_INFINITY],
+          [3, 4],
+        ],
+        [1, 0, 1],
+      ),
+      [2, 3],
+    );
   });
 
   it("drops each step's highest and lowest member before the weighted mean", () => {

@@ -286,10 +286,15 @@ export function combination(
   const usable =
     weights && weights.length === members.length && weights.every((w) => w >= 0 && Number.isFinite(w)) && weights.some((w) => w > 0);
   const memberWeights = usable ? weights : members.map(() => 1);
+  // A weight of 0 leaves a member out (pooling, see auto.ts): the pool's weighted mean, untrimmed.
+  const pooled = usable && weights.some((w) => w === 0);
   // On a level-stationary history only the members that extrapolate no drift are averaged, untrimmed.
-  const kept = levelStationary(shrunk) ? COMBINATION_MEMBERS.flatMap((member, k) => (keptOnLevel(member, shrunk) ? [k] : [])) : null;
+  const kept =
+    !pooled && levelStationary(shrunk) ? COMBINATION_MEMBERS.flatMap((member, k) => (keptOnLevel(member, shrunk) ? [k] : [])) : null;
   let forecast: number[];
-  if (kept) {
+  if (pooled) {
+    forecast = weightedMean(members, memberWeights);
+  } else if (kept) {
     const keptWeights = kept.map((k) => memberWeights[k]);
     const weighted = keptWeights.some((w) => w > 0);
     forecast = weightedMean(
@@ -304,10 +309,11 @@ export function combination(
     model: 'combination',
     members,
     parameters: {
-      members: kept ? kept.length : COMBINATION_MEMBERS.length,
+      members: pooled ? memberWeights.filter((w) => w > 0).length : kept ? kept.length : COMBINATION_MEMBERS.length,
       log_scale: logged ? 1 : 0,
       weighted: usable ? 1 : 0,
-      trimmed: kept ? 0 : COMBINATION_TRIM,
+      trimmed: kept || pooled ? 0 : COMBINATION_TRIM,
+      pooled: pooled ? 1 : 0,
       level_stationary: kept ? 1 : 0,
       ...seasonParameter(history),
     },
@@ -375,7 +381,8 @@ export function weightedMean(forecasts: readonly (readonly number[])[], weights:
   const horizon = forecasts.length > 0 ? forecasts[0].length : 0;
   return Array.from({ length: horizon }, (_, j) => {
     let sum = 0;
-    for (let k = 0; k < forecasts.length; k++) sum += weights[k] * forecasts[k][j];
+    // A member weighted 0 is left out, even where its forecast is not finite.
+    for (let k = 0; k < forecasts.length; k++) if (weights[k] !== 0) sum += weights[k] * forecasts[k][j];
     return sum / total;
   });
 }
