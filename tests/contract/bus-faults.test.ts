@@ -231,6 +231,35 @@ function amqpFaults(url: string): void {
       }
     });
 
+    it('a consumer in another process resumes too, when a sender declares the deleted queue again at once', async () => {
+      // A quorum queue declared again before the broker has cancelled its consumers leaves them attached
+      // to nothing, silently; a sender that finds the queue gone waits for the broker to tell them first.
+      const consumer = await openBus({ amqpUrl: url, namespace: runNamespace });
+      const sender = await openBus({ amqpUrl: url, namespace: runNamespace });
+      try {
+        const got: number[] = [];
+        await consumer.consume<number>('fault-deleted-elsewhere', async (body) => {
+          got.push(body);
+        });
+        await sender.send('fault-deleted-elsewhere', 1);
+        await until(() => got.length === 1, 'the first message');
+        // Only the queue, and the send right after: the window in which the broker has not cancelled yet.
+        const admin = await amqp.connect(url);
+        try {
+          await (await admin.createChannel()).deleteQueue(`${runNamespace}.fault-deleted-elsewhere`);
+        } finally {
+          await admin.close();
+        }
+        const started = Date.now();
+        await sender.send('fault-deleted-elsewhere', 2);
+        await until(() => got.includes(2), 'the message sent after the deletion, in the other process');
+        assert.ok(Date.now() - started < 5_000, 'held for a moment, not for the send timeout');
+      } finally {
+        await sender.close();
+        await consumer.close();
+      }
+    });
+
     it('refuses to open with unavailable when no broker answers', async () => {
       const server = createServer().listen(0, '127.0.0.1');
       await once(server, 'listening');

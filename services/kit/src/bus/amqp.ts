@@ -195,6 +195,14 @@ class Session {
 /** The queue was gone when the message arrived; redeclaring and sending again fixes it. */
 class UnroutableError extends Error {}
 
+/**
+ * How long a queue found gone stays undeclared, by a sender or by a consumer the broker cancelled.
+ * A quorum queue deleted and declared again under the same name before the broker has cancelled
+ * its consumers (it takes some tens of milliseconds) leaves them attached to nothing, in every
+ * process, without a word; after this pause each of them has been told and attaches afresh.
+ */
+const QUEUE_GONE_SETTLE_MS = 1_000;
+
 class AmqpBus implements Bus {
   readonly maxDeliveries: number;
   readonly policy: RetryPolicy;
@@ -349,7 +357,9 @@ class AmqpBus implements Bus {
           throw new AppError('unavailable', `Could not ${what} before the timeout: ${errorMessage(err)}`);
         }
         this.log.debug({ err: errorMessage(err), tries }, `retrying ${what}`);
-        await this.timers.sleep(Math.min(backoffMs(tries, 20, 500), Math.max(0, deadline - Date.now())));
+        // A queue found gone is declared again only once the broker has cancelled its consumers (see QUEUE_GONE_SETTLE_MS).
+        const pause = err instanceof UnroutableError ? QUEUE_GONE_SETTLE_MS : backoffMs(tries, 20, 500);
+        await this.timers.sleep(Math.min(pause, Math.max(0, deadline - Date.now())));
       }
     }
   }
@@ -567,6 +577,8 @@ abstract class Attachment {
   private chain: Promise<void> = Promise.resolve();
   private readonly retries = new Timers();
   private failures = 0;
+  /** Set when the broker cancelled us: the next attach waits QUEUE_GONE_SETTLE_MS. */
+  private queueGone = false;
   private readonly running = new Set<Promise<void>>();
   /** Deliveries can finish before open() records the channel, so liveness is tracked per channel. */
   private readonly closedChannels = new WeakSet<Channel>();
@@ -625,7 +637,11 @@ abstract class Attachment {
 
   private scheduleRetry(session: Session): void {
     if (this.closed || !session.alive) return;
-    const delay = backoffMs(this.failures++, 100, 10_000);
+    let delay = backoffMs(this.failures++, 100, 10_000);
+    if (this.queueGone) {
+      this.queueGone = false;
+      delay = Math.max(delay, QUEUE_GONE_SETTLE_MS);
+    }
     this.retries.after(delay, () => {
       this.attach(session).catch(() => undefined);
     });
@@ -637,9 +653,10 @@ abstract class Attachment {
     void work.finally(() => this.running.delete(work));
   }
 
-  /** The broker cancelled us (e.g. the queue was deleted): drop the channel and attach afresh. */
+  /** The broker cancelled us (e.g. the queue was deleted): drop the channel and attach afresh, once the queue has settled. */
   protected cancelled(channel: Channel): void {
     this.bus.log.warn({ target: this.target }, 'the broker cancelled the consumer; re-attaching');
+    this.queueGone = true;
     void channel.close().catch(() => undefined);
   }
 
