@@ -326,7 +326,7 @@ describe('forecast workers (embedded store and bus, transactional on its own sto
     assert.equal(await forecasts.locks.count({}), 0, 'the tenant is free for the next run');
   });
 
-  it('is deterministic: a redelivered chunk rewrites the same forecasts, reported unchanged', async () => {
+  it('is deterministic: a redelivered chunk writes nothing again and reports what its first run did', async () => {
     const list = [seriesRef(1), seriesRef(2), seriesRef(5)];
     await seedHistory(list);
     const run = await startRun(list);
@@ -335,7 +335,8 @@ describe('forecast workers (embedded store and bus, transactional on its own sto
 
     const chunk = (await forecasts.chunks.findById(chunkId(run._id, 0)))!;
     const again = await newWorker().forecastChunk(run, chunk);
-    assert.deepEqual(again.counts, { created: 0, updated: 0, unchanged: chunk.series.length * 8, failed: 0 });
+    // As after a crash between the chunk's write and its record in the ledger: the job still counts the records it created.
+    assert.deepEqual(again.counts, { created: chunk.series.length * 8, updated: 0, unchanged: 0, failed: 0 });
     const after = await forecastRows();
     assert.deepEqual(
       after.map((r) => [r.id, r.sell_date, r.quantity, r.updated_at]),

@@ -6,8 +6,9 @@
  * just forecast and ends the job.
  *
  * Delivery is at least once and every step is idempotent: a chunk is deterministic, so a
- * redelivered one rewrites the same records (reported unchanged, counted once by the
- * job's fold); the finishing step keeps its first count of what it deletes.
+ * redelivered one rewrites the same records, and its writes carry the chunk's apply id, so
+ * the transactional service reports what the chunk's first run did with them (counted once
+ * by the job's fold); the finishing step keeps its first count of what it deletes.
  */
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import {
@@ -279,7 +280,16 @@ export class ForecastWorker {
     const counts: ChunkCounts = { created: 0, updated: 0, unchanged: 0, failed: errors.length * run.forecast_periods };
     for (let i = 0; i < rows.length; i += APPLY_BATCH) {
       const applied = await this.deps.sales.applySales(
-        { load_id: run.load_id, rows: rows.slice(i, i + APPLY_BATCH), refuse_creates: false, refuse_updates: false, dry_run: false },
+        {
+          load_id: run.load_id,
+          rows: rows.slice(i, i + APPLY_BATCH),
+          refuse_creates: false,
+          refuse_updates: false,
+          dry_run: false,
+          // Records carry the chunk's id, so a chunk run again after a crash between this write and its
+          // record in the ledger reports what its first run did (created), not `unchanged`.
+          apply_id: `forecast-chunk:${chunk._id}`,
+        },
         call,
       );
       counts.created += applied.created;
