@@ -15,7 +15,7 @@ import { DEFAULT_RETRY_AFTER_SECONDS, errorHandler, problem } from './http/error
 import { replayRoute, type GatewayIdempotency, type Keyed } from './http/idempotency';
 import { legacyPassthrough } from './http/legacy-proxy';
 import { dispatch, RouteTable } from './http/dispatch';
-import { inSequence, pagesOnly } from './http/layers';
+import { fixedPaths, inSequence, pagesOnly } from './http/layers';
 import { buildOpenApi } from './http/openapi';
 import { observeRequests } from './http/observe';
 import { envelope, parseInput, type RouteDef } from './http/routes';
@@ -72,24 +72,22 @@ export function createApp(opts: AppOptions): Express {
     ),
   );
 
-  app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
-  });
-  app.get('/readyz', async (_req, res) => {
-    const [checks, services] = await Promise.all([opts.readiness(), opts.peers?.()]);
-    const ready = Object.values(checks).every(Boolean);
-    if (!ready) res.setHeader('Retry-After', String(DEFAULT_RETRY_AFTER_SECONDS));
-    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks, ...(services && { services }) });
-  });
   const openapi = buildOpenApi(opts.routes);
-  app.get('/openapi.json', (_req, res) => {
-    res.json(openapi);
+  // Health, readiness and the OpenAPI document, looked up by path instead of three Express routes.
+  const fixed = fixedPaths({
+    '/healthz': (_req, res) => {
+      res.json({ status: 'ok' });
+    },
+    '/readyz': async (_req, res) => {
+      const [checks, services] = await Promise.all([opts.readiness(), opts.peers?.()]);
+      const ready = Object.values(checks).every(Boolean);
+      if (!ready) res.setHeader('Retry-After', String(DEFAULT_RETRY_AFTER_SECONDS));
+      res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks, ...(services && { services }) });
+    },
+    '/openapi.json': (_req, res) => {
+      res.json(openapi);
+    },
   });
-  app.use(pagesOnly(docsPages()));
-
-  // Every other path starts with a tenant (API routes and pages alike).
-  app.use(possibleTenant);
-  if (opts.pages) app.use(pagesOnly(opts.pages));
 
   const jsonLimit = `${opts.jsonLimitKb ?? opts.bodyLimitKb}kb`;
   const parsers = {
@@ -161,7 +159,9 @@ export function createApp(opts: AppOptions): Express {
       },
     ]);
   }
-  app.use(dispatch(table));
+  // Everything before the API's routes, and the routes, as one layer: every other path starts with a
+  // tenant (API routes and pages alike).
+  app.use(inSequence(fixed, pagesOnly(docsPages()), possibleTenant, ...(opts.pages ? [pagesOnly(opts.pages)] : []), dispatch(table)));
   // Before the 405s: a method this service lacks on a known path may be one the old deployment has.
   if (opts.legacyUpstream)
     app.use(legacyPassthrough({ upstream: opts.legacyUpstream.url, timeoutMs: opts.legacyUpstream.timeoutMs, logger: opts.logger }));

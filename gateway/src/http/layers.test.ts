@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { inSequence, isApiPath, pagesOnly } from './layers';
+import { fixedPaths, inSequence, isApiPath, pagesOnly } from './layers';
 
 /** Runs `handler` on a fake request and resolves with what it passed to the final `next`. */
-function run(handler: RequestHandler, path = '/demo/api/v1/uoms'): Promise<{ err: unknown; trail: string[] }> {
+function run(handler: RequestHandler, path = '/demo/api/v1/uoms', method = 'GET'): Promise<{ err: unknown; trail: string[] }> {
   const trail: string[] = [];
-  const req = { path, trail } as unknown as Request;
+  const req = { path, method, trail } as unknown as Request;
   return new Promise((resolve) => {
     handler(req, {} as Response, ((err?: unknown) => resolve({ err, trail })) as NextFunction);
   });
@@ -65,5 +65,21 @@ describe('pagesOnly: page routers that API paths pass by', () => {
   it('calls the router for a page path only', async () => {
     assert.deepEqual((await run(pagesOnly(mark('router')), '/demo/login')).trail, ['router']);
     assert.deepEqual((await run(pagesOnly(mark('router')), '/demo/api/v1/uoms')).trail, []);
+  });
+});
+
+describe('fixedPaths: GET handlers of fixed paths as one lookup', () => {
+  const fixed = fixedPaths({ '/healthz': mark('health'), '/openapi.json': mark('openapi') });
+
+  it('matches as an Express route would: GET and HEAD, any case, with or without a trailing slash', async () => {
+    for (const path of ['/healthz', '/HealthZ', '/healthz/']) assert.deepEqual((await run(fixed, path)).trail, ['health'], path);
+    assert.deepEqual((await run(fixed, '/healthz', 'HEAD')).trail, ['health']);
+    assert.deepEqual((await run(fixed, '/openapi.json')).trail, ['openapi']);
+  });
+
+  it('passes other methods and paths on', async () => {
+    assert.deepEqual((await run(fixed, '/healthz', 'POST')).trail, []);
+    for (const path of ['/healthz//', '/healthzz', '/demo/healthz', '/demo/api/v1/uoms', '/'])
+      assert.deepEqual((await run(fixed, path)).trail, [], path);
   });
 });

@@ -42,3 +42,18 @@ export function isApiPath(path: string): boolean {
 export function pagesOnly(router: RequestHandler): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => (isApiPath(req.path) ? next() : router(req, res, next));
 }
+
+/**
+ * GET (and HEAD) handlers of fixed paths, found by one lookup, matched as Express matches a route
+ * by default: case-insensitive, with or without a trailing slash. Other paths and methods pass on.
+ */
+export function fixedPaths(handlers: Record<string, RequestHandler>): RequestHandler {
+  const byPath = new Map(Object.entries(handlers).map(([path, handler]) => [path.toLowerCase(), handler]));
+  const longest = Math.max(...[...byPath.keys()].map((path) => path.length)) + 1;
+  return (req: Request, res: Response, next: NextFunction) => {
+    const path = req.path;
+    if ((req.method !== 'GET' && req.method !== 'HEAD') || path.length > longest) return next();
+    const handler = byPath.get((path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path).toLowerCase());
+    return handler ? handler(req, res, next) : next();
+  };
+}
