@@ -102,9 +102,10 @@ function quarterlyTotals(series: readonly Series[]): Series[] {
 // ---------- R's own example series ----------
 
 /**
- * Real series this project never tuned on: every univariate yearly, quarterly and monthly series
- * of R's `datasets` package and of the `forecast` package (AirPassengers, UKgas, Nile, co2, gas,
- * woolyrnq, the Seatbelts columns, ...; the decennial uspop counts as yearly). Each is scored
+ * Real series no change was tuned on before forecast pooling (docs/forecasting.md): every
+ * univariate yearly, quarterly and monthly series of R's `datasets` package and of the `forecast`
+ * package (AirPassengers, UKgas, Nile, co2, gas, woolyrnq, the Seatbelts columns, ...; the
+ * decennial uspop would count as yearly, but is too short to hold out 6). Each is scored
  * from up to three forecast origins, h apart, as rolling-origin evaluations do, with M3's
  * horizons (6, 8, 18); histories keep their last R_DATA_MAX_HISTORY values.
  */
