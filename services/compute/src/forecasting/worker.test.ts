@@ -410,9 +410,12 @@ describe('forecast workers (embedded store and bus, transactional on its own sto
     );
     assert.equal((await forecasts.results.findOne({ run_id: run._id, position: 1 }))!.status, 'forecast');
     assert.equal((await bus.deadLetters(FORECAST_QUEUE)).length, 0);
-    // The run's own summary follows too (GET /forecasts/runs/{id} reads it).
-    for (let i = 0; i < 200 && (await forecasts.runs.findById(run._id))!.outcome!.status !== 'succeeded'; i++)
-      await new Promise((resolve) => setTimeout(resolve, 25));
+    // The run's own summary follows too (GET /forecasts/runs/{id} reads it), and then the model run's status: two
+    // writes, one after the other, so the test waits for the second.
+    const settled = async () =>
+      (await forecasts.runs.findById(run._id))!.outcome!.status === 'succeeded' &&
+      (await modelRuns.findById(run._id))!.status === 'succeeded';
+    for (let i = 0; i < 200 && !(await settled()); i++) await new Promise((resolve) => setTimeout(resolve, 25));
     const summary = (await forecasts.runs.findById(run._id))!.outcome!;
     assert.equal(summary.status, 'succeeded', summary.message);
     assert.match(summary.message, /^Forecast 4 of 4 series, 8 periods each: 32 forecast records created/);
