@@ -12,6 +12,10 @@ export type DocumentMatcher = (document: Doc) => boolean;
 
 export function compileFilter(filter: Filter): DocumentMatcher {
   if (Object.keys(filter).length === 0) return () => true;
+  return scalarMatcher(filter) ?? mingoMatcher(filter);
+}
+
+function mingoMatcher(filter: Filter): DocumentMatcher {
   let query: Query;
   try {
     query = new Query(normalizeFilter(filter) as ConstructorParameters<typeof Query>[0]);
@@ -19,6 +23,63 @@ export function compileFilter(filter: Filter): DocumentMatcher {
     throw new AppError('invalid_query', `Invalid filter: ${messageOf(error)}`);
   }
   return (document) => query.test(document);
+}
+
+/** A finite number, a string or a boolean: a value every operator of the fast path compares as MongoDB does. */
+function isScalar(value: unknown): value is string | number | boolean {
+  return typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value));
+}
+
+type ScalarTest = (value: unknown) => boolean;
+
+const RANGE: Record<string, (a: number, b: number) => boolean> = {
+  $lt: (a, b) => a < b,
+  $lte: (a, b) => a <= b,
+  $gt: (a, b) => a > b,
+  $gte: (a, b) => a >= b,
+};
+
+/**
+ * The matcher of a filter made only of top-level fields compared with scalars (`{ queue: 'x',
+ * state: 'ready' }`, `{ visibleAt: { $lte: 1700000000000 } }`), without mingo: such filters come
+ * with values that change on every call (a claim id, the time), so they cannot be compiled once
+ * and kept, and mingo's compilation is most of what matching them costs. A field holding an
+ * array or an object (where MongoDB's rules go further: an array matches when an element does)
+ * (and NaN, which MongoDB orders below every number) is left to mingo, compiled on first need.
+ * Undefined for any other filter.
+ */
+function scalarMatcher(filter: Filter): DocumentMatcher | undefined {
+  const fields: string[] = [];
+  const tests: ScalarTest[] = [];
+  for (const [field, condition] of Object.entries(filter)) {
+    if (field.length === 0 || field.startsWith('$') || field.includes('.')) return undefined;
+    if (isScalar(condition)) {
+      fields.push(field);
+      tests.push((value) => value === condition);
+      continue;
+    }
+    if (condition === null || typeof condition !== 'object' || Array.isArray(condition)) return undefined;
+    const entries = Object.entries(condition);
+    if (entries.length === 0) return undefined;
+    for (const [operator, operand] of entries) {
+      const compare = RANGE[operator];
+      if (operator === '$eq' && isScalar(operand)) tests.push((value) => value === operand);
+      else if (compare && typeof operand === 'number' && Number.isFinite(operand))
+        // Type bracketing: a numeric bound compares numbers only.
+        tests.push((value) => typeof value === 'number' && compare(value, operand));
+      else return undefined;
+      fields.push(field);
+    }
+  }
+  let full: DocumentMatcher | undefined;
+  return (document) => {
+    for (let i = 0; i < fields.length; i++) {
+      const value = (document as Record<string, unknown>)[fields[i]!];
+      if ((value !== null && typeof value === 'object') || Number.isNaN(value)) return (full ??= mingoMatcher(filter))(document);
+      if (!tests[i]!(value)) return false;
+    }
+    return true;
+  };
 }
 
 /** Operators whose compiled form depends only on their operands: a filter made of these may be compiled once and reused. */
