@@ -270,6 +270,8 @@ function toModel(
 
 export interface EtsFitOptions {
   maxEvaluations?: number;
+  /** The simplex's budget per estimated parameter (smoothing parameters and initial states), when maxEvaluations is unset. */
+  evaluationsPerParameter?: number;
 }
 
 /**
@@ -424,7 +426,9 @@ export function fitEts(values: readonly number[], spec: EtsSpec, period: number,
   }
   const best = nelderMead(objective, x0, {
     steps,
-    maxEvaluations: options.maxEvaluations ?? Math.min(3000, 150 * dims + 300),
+    maxEvaluations:
+      options.maxEvaluations ??
+      (options.evaluationsPerParameter !== undefined ? options.evaluationsPerParameter * dims : Math.min(3000, 150 * dims + 300)),
   });
   if (!Number.isFinite(best.value)) return null;
   const decoded = decode(best.x, spec, m, season);
@@ -500,10 +504,15 @@ export function etsCandidates(values: readonly number[], period: number, seasona
 }
 
 /** Fits every candidate and keeps the smallest AICc (ties broken by candidate order). */
-export function selectEts(values: readonly number[], period: number, candidates: readonly EtsSpec[]): EtsModel | null {
+export function selectEts(
+  values: readonly number[],
+  period: number,
+  candidates: readonly EtsSpec[],
+  options: EtsFitOptions = {},
+): EtsModel | null {
   let best: EtsModel | null = null;
   for (const spec of candidates) {
-    const model = fitEts(values, spec, period);
+    const model = fitEts(values, spec, period, options);
     if (model && Number.isFinite(model.aicc) && (!best || model.aicc < best.aicc)) best = model;
   }
   return best;

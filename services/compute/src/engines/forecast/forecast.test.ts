@@ -4,6 +4,7 @@ import {
   COMBINATION_MEMBERS,
   COMBINATION_TRIM,
   LEVEL_OR_TREND_MIN_LENGTH,
+  SHORT_SEASON_MAX,
   combination,
   prepareHistory,
   runMethod,
@@ -226,6 +227,31 @@ describe('forecast/combination', () => {
     const weighted = combination(history, 6, raw, only);
     assert.deepEqual(weighted.forecast, equal.members?.[1], 'all weight on one member gives that member');
     assert.equal(weighted.parameters?.weighted, 1);
+  });
+
+  it('adds Holt-Winters as a seventh member on a short season only, and it follows a season whose amplitude grows', () => {
+    assert.equal(SHORT_SEASON_MAX, 4);
+    // Quarterly: a level growing 2% a quarter, a season whose swing grows from 10% to 60% of the level.
+    const quarterly = Array.from({ length: 40 }, (_, t) => 100 * 1.02 ** t * (1 + (0.1 + (0.5 * t) / 40) * [1, -0.2, -1, 0.2][t % 4]!));
+    const history = prepareHistory(quarterly, 4);
+    const raw = (member: Parameters<typeof runMethod>[0]) => runMethod(member, history, 8);
+    const result = combination(history, 8, raw);
+    assert.equal(result.members?.length, COMBINATION_MEMBERS.length + 1);
+    assert.equal(result.parameters?.members, COMBINATION_MEMBERS.length + 1);
+    // The next year continues the growth of the swing; the Holt-Winters member (last) is closer to it than the fixed-decomposition Theta.
+    const truth = Array.from({ length: 8 }, (_, j) => {
+      const t = 40 + j;
+      return 100 * 1.02 ** t * (1 + (0.1 + (0.5 * t) / 40) * [1, -0.2, -1, 0.2][t % 4]!);
+    });
+    const mae = (f: readonly number[]) => f.reduce((sum, v, j) => sum + Math.abs(v - truth[j]!), 0) / f.length;
+    const members = result.members!;
+    assert.ok(mae(members[members.length - 1]!) < mae(members[COMBINATION_MEMBERS.indexOf('theta')]!));
+    // Monthly and weekly-season data keep the six.
+    for (const period of [7, 12]) {
+      const values = Array.from({ length: 60 }, (_, t) => 100 + 20 * Math.sin((2 * Math.PI * t) / period) + t);
+      const h = prepareHistory(values, period);
+      assert.equal(combination(h, 6, (m) => runMethod(m, h, 6)).members?.length, COMBINATION_MEMBERS.length, `period ${period}`);
+    }
   });
 
   it('pools the members before the widest step in their sorted holdout errors when it is a factor of POOL_GAP or more', () => {

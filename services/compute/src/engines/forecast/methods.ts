@@ -51,12 +51,38 @@ export function isAlgorithm(value: string): value is Algorithm {
 export const COMBINATION_MEMBERS = ['damped', 'theta', 'optimized_theta', 'arima', 'arima_auto', 'arima_drift'] as const;
 export type CombinationMember = (typeof COMBINATION_MEMBERS)[number];
 
+/**
+ * A season this short (quarterly, half-yearly data) also brings Holt-Winters into the
+ * combination, as a seventh member after COMBINATION_MEMBERS: the one member whose seasonal
+ * states evolve with the data (the others share one fixed decomposition; the airline model
+ * differences the season away). With three seasonal states it is well estimated and cheap;
+ * with 6, 7, 12 or 52 it was not (on monthly and daily data it made the combination worse).
+ */
+export const SHORT_SEASON_MAX = 4;
+
+/** The Holt-Winters member's simplex budget per parameter, about half a full fit's: quarterly runs keep about 100 series per CPU-second. */
+const SHORT_SEASON_EVALUATIONS = 80;
+
+/** Holt-Winters with multiplicative season (positive data) or additive, linear or damped trend by AICc; null when too short. */
+function seasonalStateMember(history: PreparedHistory, horizon: number): number[] | null {
+  const { values, period } = history;
+  const positive = values.length > 0 && values.every((v) => v > 0);
+  const season = positive ? 'M' : 'A';
+  const specs: EtsSpec[] = [
+    { error: season, trend: 'A', season },
+    { error: season, trend: 'Ad', season },
+  ];
+  const model = selectEts(values, period, specs, { evaluationsPerParameter: SHORT_SEASON_EVALUATIONS });
+  const forecast = model ? forecastEts(model, horizon) : null;
+  return forecast && forecast.every(Number.isFinite) ? forecast : null;
+}
+
 /** Named fitted parameters of a model, e.g. `{ alpha: 0.31, phi: 0.94, season_period: 12 }`. */
 export type ModelParameters = Record<string, number>;
 
 export interface ModelForecast {
   forecast: number[];
-  /** For `combination`: each member's forecast, in the order of COMBINATION_MEMBERS. */
+  /** For `combination`: each member's forecast, in the order of COMBINATION_MEMBERS, then Holt-Winters on a short season (SHORT_SEASON_MAX). */
   members?: number[][];
   /** What actually produced the forecast, e.g. `theta`, `ets(M,Ad,M)`, or a fallback such as `ses`. */
   model: string;
@@ -283,6 +309,10 @@ export function combination(
     }
     return run(shrunk);
   });
+  if (history.period >= 2 && history.period <= SHORT_SEASON_MAX) {
+    // Too short for the model: the combination's damped trend stands in, so every origin has seven members.
+    members.push(seasonalStateMember(history, horizon) ?? members[0]);
+  }
   const usable =
     weights && weights.length === members.length && weights.every((w) => w >= 0 && Number.isFinite(w)) && weights.some((w) => w > 0);
   const memberWeights = usable ? weights : members.map(() => 1);
@@ -309,7 +339,7 @@ export function combination(
     model: 'combination',
     members,
     parameters: {
-      members: pooled ? memberWeights.filter((w) => w > 0).length : kept ? kept.length : COMBINATION_MEMBERS.length,
+      members: pooled ? memberWeights.filter((w) => w > 0).length : kept ? kept.length : members.length,
       log_scale: logged ? 1 : 0,
       weighted: usable ? 1 : 0,
       trimmed: kept || pooled ? 0 : COMBINATION_TRIM,
