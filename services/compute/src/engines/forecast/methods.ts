@@ -56,7 +56,7 @@ export type CombinationMember = (typeof COMBINATION_MEMBERS)[number];
  * combination, as a seventh member after COMBINATION_MEMBERS: the one member whose seasonal
  * states evolve with the data (the others share one fixed decomposition; the airline model
  * differences the season away). With three seasonal states it is well estimated and cheap;
- * with 6, 7, 12 or 52 it was not (on monthly and daily data it made the combination worse).
+ * with the 7 or 12 of daily and monthly data it made the combination worse, so it is not added there.
  */
 export const SHORT_SEASON_MAX = 4;
 
