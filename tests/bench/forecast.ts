@@ -34,6 +34,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { forecastEngine } from '@supply/compute';
+import { seededRandom, seedOf } from '@supply/kit';
 
 type Algorithm = forecastEngine.Algorithm;
 type SeriesForecast = forecastEngine.SeriesForecast;
@@ -183,17 +184,6 @@ function half(id: string): 'A' | 'B' {
 
 // ---------- simulated series ----------
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function normal(next: () => number): number {
   return Math.sqrt(-2 * Math.log(1 - next())) * Math.cos(2 * Math.PI * next());
 }
@@ -244,7 +234,7 @@ function periodicSeries(next: () => number, period: number, length: number, nois
 }
 
 function simulate(name: string, count: number, horizon: number, make: (next: () => number, i: number) => number[]): Series[] {
-  const next = rng([...name].reduce((h, c) => Math.imul(h ^ c.charCodeAt(0), 16777619) >>> 0, 2166136261));
+  const next = seededRandom(seedOf(name));
   return Array.from({ length: count }, (_, i) => {
     const values = make(next, i);
     return { id: `${name}-${i}`, history: values.slice(0, -horizon), actual: values.slice(-horizon) };

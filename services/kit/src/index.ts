@@ -1,4 +1,5 @@
 export * from './errors';
+export * from './random';
 export * from './input';
 export * from './failures';
 export * from './context';

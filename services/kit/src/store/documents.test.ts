@@ -1,22 +1,11 @@
 import { strict as assert } from 'node:assert';
 import { Query } from 'mingo';
+import { seededRandom } from '../random';
 import { compileFilter } from './documents';
 import type { Doc, Filter } from './store';
 
-/** Deterministic pseudo-random numbers (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 describe('store filters: the scalar fast path', () => {
-  const next = random(20261128);
+  const next = seededRandom(20261128);
   const pick = <T>(values: readonly T[]): T => values[Math.floor(next() * values.length)]!;
   const FIELDS = ['a', 'b', 'c'];
   // What documents hold: scalars of every type, near-equal numbers, arrays and objects (left to mingo), nulls and gaps.

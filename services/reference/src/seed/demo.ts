@@ -1,4 +1,4 @@
-import type { Collection, Doc, Store } from '@supply/kit';
+import { seededRandom, seedOf, type Collection, type Doc, type Store } from '@supply/kit';
 import { nameKey, timestamp, type NamedRecord } from '../common/records';
 import type { ReferenceDb } from '../db';
 import type { LevelKind } from '../hierarchy-levels/repository';
@@ -9,19 +9,6 @@ import { resolveNamed } from '../names/service';
 export const DEMO_TENANTS = ['demo', 'acme'] as const;
 export const DEMO_ITEM_COUNT = 48;
 
-/** mulberry32: the demo data replays exactly for a tenant, so tests can rely on it. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let z = state;
-    z = Math.imul(z ^ (z >>> 15), z | 1);
-    z ^= z + Math.imul(z ^ (z >>> 7), z | 61);
-    return ((z ^ (z >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const seedOf = (tenant: string) => [...tenant].reduce((h, c) => Math.imul(h ^ c.charCodeAt(0), 16777619), 2166136261);
 const money = (n: number) => Math.round(n * 100) / 100;
 
 const LEVELS: Array<[LevelKind, string[]]> = [

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openStore, type Collection, type Doc, type Store } from '@supply/kit';
+import { openStore, seededRandom, type Collection, type Doc, type Store } from '@supply/kit';
 import {
   compareBySort,
   keysetCondition,
@@ -14,7 +14,6 @@ import {
   type SortKey,
 } from './keyset';
 import { tenantIndex } from './records';
-import { seededRandom } from '../seed/series';
 
 interface Row extends Doc {
   _id: number;

@@ -4,12 +4,12 @@
  * sell-through) and the stock on hand of every item-location, written through the same apply
  * path as sales and inventory syncs. Ids and names come from the reference service over gRPC; a mark per tenant makes it run once.
  */
-import type { CallOverrides, Clients, Collection, Doc, Logger } from '@supply/kit';
+import { seededRandom, seedOf, type CallOverrides, type Clients, type Collection, type Doc, type Logger } from '@supply/kit';
 import type { supply_reference_v1 as ref, supply_transactional_v1 as pb } from '@supply/contracts';
 import { MAX_BULK, timestamp } from '../common/records';
 import { applyInventory, type InventoryDeps } from '../inventory/service';
 import { applySales, type SalesDeps } from '../sales/service';
-import { datesFrom, demandSeries, seededRandom, seedOf, SERIES_KINDS } from './series';
+import { datesFrom, demandSeries, SERIES_KINDS } from './series';
 
 export const DEMO_TENANTS = ['demo', 'acme'] as const;
 /** 104 Mondays ending the week before the demo calendar `Weekly` (and view `Default`) begins, 2025-01-06. */
