@@ -169,9 +169,17 @@ const ARMA_START = 2;
 /**
  * Conditional sum of squares of ARMA(p, q) with a constant on w. The residuals are
  * linear in the constant (e = e0 + c g), so it is solved in closed form; `e0` and
- * `g` are work buffers as long as w, and `e0` holds the residuals on return.
+ * `g`, when given, are buffers as long as w that receive both parts of the residuals
+ * (the optimiser's evaluations need only the sum of squares).
  */
-function armaCss(w: Float64Array, ar: readonly number[], ma: readonly number[], withConstant: boolean, e0: Float64Array, g: Float64Array) {
+function armaCss(
+  w: Float64Array,
+  ar: readonly number[],
+  ma: readonly number[],
+  withConstant: boolean,
+  e0: Float64Array | null,
+  g: Float64Array | null,
+) {
   const n = w.length;
   const p = ar.length;
   const q = ma.length;
@@ -190,8 +198,10 @@ function armaCss(w: Float64Array, ar: readonly number[], ma: readonly number[], 
   for (let t = ARMA_START; t < n; t++) {
     const value = w[t] - a1 * w[t - 1] - a2 * w[t - 2] - m1 * e1 - m2 * e2;
     const response = base - m1 * g1 - m2 * g2;
-    e0[t] = value;
-    g[t] = response;
+    if (e0 && g) {
+      e0[t] = value;
+      g[t] = response;
+    }
     s00 += value * value;
     s0g += value * response;
     sgg += response * response;
@@ -230,7 +240,7 @@ function fitArma(
     x = nelderMead(
       (z) => {
         decode(z);
-        return armaCss(w, ar, ma, withConstant, e0, g).sse;
+        return armaCss(w, ar, ma, withConstant, null, null).sse;
       },
       new Array<number>(dims).fill(0),
       { steps: new Array<number>(dims).fill(0.5), maxEvaluations: 60 * dims + 40, tolerance: 1e-7 },

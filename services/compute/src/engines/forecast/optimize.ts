@@ -35,9 +35,24 @@ function diameter(simplex: readonly number[][], best: number): number {
   return largest;
 }
 
+/** Sorts vertex indices by value, ties by index (the order a comparator sort gives), by insertion: the simplex is small and mostly sorted. */
+function sortOrder(order: number[], values: readonly number[]): void {
+  for (let i = 1; i < order.length; i++) {
+    const index = order[i];
+    const value = values[index];
+    let k = i - 1;
+    while (k >= 0 && (values[order[k]] > value || (values[order[k]] === value && order[k] > index))) {
+      order[k + 1] = order[k];
+      k--;
+    }
+    order[k + 1] = index;
+  }
+}
+
 /**
  * Nelder-Mead simplex minimisation with the standard coefficients
- * (reflection 1, expansion 2, contraction 0.5, shrink 0.5).
+ * (reflection 1, expansion 2, contraction 0.5, shrink 0.5). The point handed to
+ * `objective` is valid only during the call: the minimiser reuses its arrays.
  */
 export function nelderMead(
   objective: (x: readonly number[]) => number,
@@ -66,8 +81,15 @@ export function nelderMead(
   const values = simplex.map(evaluate);
   const order = Array.from({ length: dim + 1 }, (_, i) => i);
   const centroid = new Array<number>(dim).fill(0);
-  const trial = new Array<number>(dim).fill(0);
-  const second = new Array<number>(dim).fill(0);
+  // Work points; an accepted one swaps places with the vertex it replaces, so no step allocates.
+  let trial = new Array<number>(dim).fill(0);
+  let second = new Array<number>(dim).fill(0);
+  const accept = (point: number[], value: number, worst: number): number[] => {
+    const replaced = simplex[worst];
+    simplex[worst] = point;
+    values[worst] = value;
+    return replaced;
+  };
 
   const pointTowards = (out: number[], from: readonly number[], coefficient: number): void => {
     // out = centroid + coefficient * (centroid - from)
@@ -75,7 +97,7 @@ export function nelderMead(
   };
 
   while (evaluations < maxEvaluations) {
-    order.sort((a, b) => values[a] - values[b] || a - b);
+    sortOrder(order, values);
     const best = order[0];
     const worst = order[dim];
     const secondWorst = order[dim - 1];
@@ -95,26 +117,19 @@ export function nelderMead(
     if (reflected < values[best]) {
       pointTowards(second, worstVertex, 2);
       const expanded = evaluate(second);
-      if (expanded < reflected) {
-        simplex[worst] = second.slice();
-        values[worst] = expanded;
-      } else {
-        simplex[worst] = trial.slice();
-        values[worst] = reflected;
-      }
+      if (expanded < reflected) second = accept(second, expanded, worst);
+      else trial = accept(trial, reflected, worst);
       continue;
     }
     if (reflected < values[secondWorst]) {
-      simplex[worst] = trial.slice();
-      values[worst] = reflected;
+      trial = accept(trial, reflected, worst);
       continue;
     }
     const outside = reflected < values[worst];
     pointTowards(second, worstVertex, outside ? 0.5 : -0.5);
     const contracted = evaluate(second);
     if (contracted < (outside ? reflected : values[worst])) {
-      simplex[worst] = second.slice();
-      values[worst] = contracted;
+      second = accept(second, contracted, worst);
       continue;
     }
     const bestVertex = simplex[best];
