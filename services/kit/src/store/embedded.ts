@@ -246,25 +246,28 @@ class EmbeddedStore implements Store {
     }
     if (arrayField !== -1 && !index.stored.multikey) index.stored.multikey = true;
     const builder = KeyBuilder.from(plannable.prefix);
-    const build = (choice: number): Buffer => {
-      builder.truncate(plannable.prefix.length);
-      for (let i = 0; i < perField.length; i++) {
-        builder.value(i === arrayField ? perField[i]![choice] : perField[i]![0], plannable.fields[i]!.direction);
-      }
-      if (plannable.idTail) builder.value(document._id);
-      const key = builder.toBuffer();
-      if (key.length > this.maxKeySize) {
-        throw new AppError('invalid_argument', `Indexed values too large for index ${plannable.name} (${key.length} bytes).`);
-      }
-      return key;
-    };
-    if (arrayField === -1) return [build(0)];
+    if (arrayField === -1) return [this.entryKey(index, builder, perField, arrayField, 0, document._id)];
     const unique = new Map<string, Buffer>();
     for (let choice = 0; choice < perField[arrayField]!.length; choice++) {
-      const key = build(choice);
+      const key = this.entryKey(index, builder, perField, arrayField, choice, document._id);
       unique.set(key.toString('latin1'), key);
     }
     return [...unique.values()];
+  }
+
+  /** One entry key of `index`: the array field's element `choice`, every other field's single value, then the id. */
+  private entryKey(index: IndexState, builder: KeyBuilder, perField: unknown[][], arrayField: number, choice: number, id: DocId): Buffer {
+    const { plannable } = index;
+    builder.truncate(plannable.prefix.length);
+    for (let i = 0; i < perField.length; i++) {
+      builder.value(i === arrayField ? perField[i]![choice] : perField[i]![0], plannable.fields[i]!.direction);
+    }
+    if (plannable.idTail) builder.value(id);
+    const key = builder.toBuffer();
+    if (key.length > this.maxKeySize) {
+      throw new AppError('invalid_argument', `Indexed values too large for index ${plannable.name} (${key.length} bytes).`);
+    }
+    return key;
   }
 
   private putEntrySync(state: CollectionState, index: IndexState, key: Buffer, id: DocId): void {

@@ -189,38 +189,39 @@ export function rankOf(value: string | number | boolean | null): number {
  * `multi` is true when an array was traversed or the leaf is an array.
  */
 export function valuesAtPath(document: unknown, segments: readonly string[]): { values: unknown[]; multi: boolean } {
-  const values: unknown[] = [];
-  let multi = false;
-  const walk = (current: unknown, depth: number): void => {
-    if (depth === segments.length) {
-      if (Array.isArray(current)) {
-        multi = true;
-        if (current.length === 0) values.push(current);
-        else values.push(...current);
-      } else {
-        values.push(current);
-      }
-      return;
-    }
-    if (current === null || typeof current !== 'object') {
-      values.push(undefined);
-      return;
-    }
-    const segment = segments[depth]!;
+  const found: { values: unknown[]; multi: boolean } = { values: [], multi: false };
+  collectAtPath(document, segments, 0, found);
+  return found;
+}
+
+/** valuesAtPath's walk, a plain function rather than a closure made on every call (this runs for every index entry written). */
+function collectAtPath(current: unknown, segments: readonly string[], depth: number, found: { values: unknown[]; multi: boolean }): void {
+  if (depth === segments.length) {
     if (Array.isArray(current)) {
-      multi = true;
-      if (/^\d+$/.test(segment)) {
-        walk(current[Number(segment)], depth + 1);
-        return;
-      }
-      if (current.length === 0) values.push(undefined);
-      for (const element of current) walk(element, depth);
+      found.multi = true;
+      if (current.length === 0) found.values.push(current);
+      else found.values.push(...current);
+    } else {
+      found.values.push(current);
+    }
+    return;
+  }
+  if (current === null || typeof current !== 'object') {
+    found.values.push(undefined);
+    return;
+  }
+  const segment = segments[depth]!;
+  if (Array.isArray(current)) {
+    found.multi = true;
+    if (/^\d+$/.test(segment)) {
+      collectAtPath(current[Number(segment)], segments, depth + 1, found);
       return;
     }
-    walk((current as Record<string, unknown>)[segment], depth + 1);
-  };
-  walk(document, 0);
-  return { values, multi };
+    if (current.length === 0) found.values.push(undefined);
+    for (const element of current) collectAtPath(element, segments, depth, found);
+    return;
+  }
+  collectAtPath((current as Record<string, unknown>)[segment], segments, depth + 1, found);
 }
 
 /**
