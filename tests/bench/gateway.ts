@@ -6,12 +6,17 @@
 // (the floor of this architecture); the full path with the reference cache off (every read goes
 // to the service: the miss path) and on (hits); then all of them at a fixed offered load (70% of
 // the full path's maximum) for p50/p99.
+// The full paths run the production build (`node dist/main.js`, compiled by scripts/build.mjs) in
+// a child process each, whose CPU time is read from /proc (Linux); BENCH_SYSTEM=source runs them
+// in this process from the TypeScript sources under the development loader instead, as `npm test`
+// and `npm run dev` do (slower: the loader names every function the code creates at run time).
 // `npm run bench -- gateway` or `npx tsx tests/bench/gateway.ts`.
 // BENCH_SECONDS (default 5), BENCH_ROUNDS (3) and BENCH_CONNECTIONS (32) tune the runs;
 // REDIS_URL meters in Redis.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
@@ -20,7 +25,7 @@ import { pathToFileURL } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import express from 'express';
 import { createClient } from 'redis';
-import { api, startSystem } from '../support/system';
+import { api, startCompiledSystem, startSystem, type TestSystem } from '../support/system';
 
 /** autocannon's command line, run as a child process so the load generator's CPU is not the server's. */
 const AUTOCANNON = createRequire(import.meta.url).resolve('autocannon');
@@ -29,27 +34,49 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const PATH = '/demo/api/v1/uoms';
+const SYSTEM = process.env.BENCH_SYSTEM === 'source' ? 'source' : 'compiled';
 
 interface Figures {
   rps: number;
   p50: number;
   p99: number;
-  /** CPU time of this process (server side: the gateway and every service) per request, in microseconds. */
+  /** CPU time of the serving process (the gateway and every service) per request, in microseconds. */
   cpuUs: number;
   non2xx: number;
   errors: number;
 }
 
-async function load(url: string, headers: Record<string, string>, seconds: number, rate?: number): Promise<Figures> {
+/** Clock ticks per second of /proc/<pid>/stat's times (USER_HZ: 100 on Linux). */
+const USER_HZ = 100;
+
+/** CPU time (user + system) of a process in microseconds: this one's own, or a child's from /proc. */
+function cpuTimeUs(pid: number): number {
+  if (pid === process.pid) {
+    const used = process.cpuUsage();
+    return used.user + used.system;
+  }
+  // utime and stime are fields 14 and 15; the command name before them may hold spaces, so count after its ')'.
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    throw new Error("the compiled system's CPU time is read from /proc (Linux); elsewhere run BENCH_SYSTEM=source");
+  }
+  const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / USER_HZ;
+}
+
+/** autocannon against `url`; CPU per request is that of the process `pid` serving it. */
+async function load(url: string, headers: Record<string, string>, pid: number, seconds: number, rate?: number): Promise<Figures> {
   const args = [AUTOCANNON, '--json', '-c', String(CONNECTIONS), '-d', String(seconds)];
   if (rate !== undefined) args.push('-R', String(Math.round(rate)));
   for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}=${value}`);
-  const cpu = process.cpuUsage();
+  const cpu = cpuTimeUs(pid);
   const child = spawn(process.execPath, [...args, url], { stdio: ['ignore', 'pipe', 'ignore'] });
   let out = '';
   child.stdout.on('data', (chunk) => (out += chunk));
   const [code] = await once(child, 'exit');
-  const used = process.cpuUsage(cpu);
+  const used = cpuTimeUs(pid) - cpu;
   if (code !== 0) throw new Error(`autocannon exited with ${code}`);
   const result = JSON.parse(out) as {
     requests: { average: number; total: number };
@@ -62,7 +89,7 @@ async function load(url: string, headers: Record<string, string>, seconds: numbe
     rps: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
-    cpuUs: (used.user + used.system) / Math.max(1, result.requests.total),
+    cpuUs: used / Math.max(1, result.requests.total),
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
   };
@@ -121,8 +148,10 @@ export async function run(): Promise<void> {
   const redisUrl = process.env.REDIS_URL;
   const namespace = `bench-${randomBytes(4).toString('hex')}`;
   const meterEnv: Record<string, string> = redisUrl ? { REDIS_URL: redisUrl, BUS_NAMESPACE: namespace } : {};
-  const cached = await startSystem({ env: meterEnv });
-  const uncached = await startSystem({ env: { ...meterEnv, REFERENCE_CACHE: 'off' } });
+  const start = (env: Record<string, string>): Promise<TestSystem & { pid?: number }> =>
+    SYSTEM === 'compiled' ? startCompiledSystem({ env }) : startSystem({ env });
+  const cached = await start(meterEnv);
+  const uncached = await start({ ...meterEnv, REFERENCE_CACHE: 'off' });
   const bare = express();
   const floor = express();
   const servers: Server[] = [];
@@ -157,27 +186,32 @@ export async function run(): Promise<void> {
       return `${await listen(server)}${PATH}`;
     };
     const targets = [
-      { name: '(a) bare Express handler, same body', url: await urlOf(bare), headers: headersOf('x') },
-      { name: '(b) Express + raw grpc-js unary call', url: await urlOf(floor), headers: headersOf('x') },
-      { name: '(c) full path, cache off (miss path)', url: `${uncached.baseUrl}${PATH}`, headers: headersOf(tokens[1]!) },
-      { name: 'full path, cache hit', url: `${cached.baseUrl}${PATH}`, headers: headersOf(tokens[0]!) },
+      { name: '(a) bare Express handler, same body', url: await urlOf(bare), headers: headersOf('x'), pid: process.pid },
+      { name: '(b) Express + raw grpc-js unary call', url: await urlOf(floor), headers: headersOf('x'), pid: process.pid },
+      {
+        name: '(c) full path, cache off (miss path)',
+        url: `${uncached.baseUrl}${PATH}`,
+        headers: headersOf(tokens[1]!),
+        pid: uncached.pid ?? process.pid,
+      },
+      { name: 'full path, cache hit', url: `${cached.baseUrl}${PATH}`, headers: headersOf(tokens[0]!), pid: cached.pid ?? process.pid },
     ];
 
     // Warm every target (JIT, connection pools, caches), then alternate, so drift in the machine's load hits all alike.
-    for (const t of targets) await load(t.url, t.headers, 2);
+    for (const t of targets) await load(t.url, t.headers, t.pid, 2);
     const rounds = targets.map((): Figures[] => []);
     for (let i = 0; i < ROUNDS; i++) {
-      for (const [k, t] of targets.entries()) rounds[k]!.push(await load(t.url, t.headers, SECONDS));
+      for (const [k, t] of targets.entries()) rounds[k]!.push(await load(t.url, t.headers, t.pid, SECONDS));
     }
     const max = rounds.map(median);
     const [a, b, c, hitMax] = max as [Figures, Figures, Figures, Figures];
     // Latency at a fixed offered load every target can carry: 70% of the full path's maximum.
     const offered = 0.7 * c.rps;
     const fixed: Figures[] = [];
-    for (const t of targets) fixed.push(await load(t.url, t.headers, SECONDS, offered));
+    for (const t of targets) fixed.push(await load(t.url, t.headers, t.pid, SECONDS, offered));
 
     console.log(
-      `GET ${PATH}, ${CONNECTIONS} connections, median of ${ROUNDS} alternating rounds of ${SECONDS} s, meter: ${redisUrl ? 'Redis' : 'memory'}, load average ${loadavg()[0]!.toFixed(1)} on ${availableParallelism()} CPUs`,
+      `GET ${PATH}, ${CONNECTIONS} connections, median of ${ROUNDS} alternating rounds of ${SECONDS} s, full paths ${SYSTEM === 'compiled' ? 'compiled (dist/main.js, a process each)' : 'from source (tsx, in this process)'}, meter: ${redisUrl ? 'Redis' : 'memory'}, load average ${loadavg()[0]!.toFixed(1)} on ${availableParallelism()} CPUs`,
     );
     console.log('maximum throughput:');
     for (const [k, t] of targets.entries()) console.log(row(t.name, max[k]!));

@@ -37,6 +37,17 @@ export interface TestSystem {
   logs?: string[];
 }
 
+/** A fresh API token for a seeded user, made through the tokens service as an internal caller. */
+function tokenMaker(clients: Clients): TestSystem['tokenFor'] {
+  return async (tenant, email, scopes = ['*']) => {
+    const created = await clients.tokens.createToken(
+      { user_email: email, name: `test ${scopes.join(' ')}`, scopes, expires_at: '' },
+      { context: { requestId: 'test', tenant } },
+    );
+    return created.plain_text_token;
+  };
+}
+
 /**
  * Boots the all-in-one target in this process on free ports with its own DATA_DIR (and the
  * real backends when MONGODB_URL / AMQP_URL / REDIS_URL are passed in `env`).
@@ -66,13 +77,7 @@ export async function startSystem(opts: { env?: Record<string, string>; dataDir?
     proc,
     clients,
     dataDir,
-    async tokenFor(tenant, email, scopes = ['*']) {
-      const created = await clients.tokens.createToken(
-        { user_email: email, name: `test ${scopes.join(' ')}`, scopes, expires_at: '' },
-        { context: { requestId: 'test', tenant } },
-      );
-      return created.plain_text_token;
-    },
+    tokenFor: tokenMaker(clients),
     async stop({ wipe = !opts.dataDir } = {}) {
       clients.close();
       await proc.stop();
@@ -150,13 +155,7 @@ export async function startDistributed(opts: {
     clients,
     dataDir,
     logs: launcher.logs,
-    async tokenFor(tenant, email, scopes = ['*']) {
-      const created = await clients.tokens.createToken(
-        { user_email: email, name: `test ${scopes.join(' ')}`, scopes, expires_at: '' },
-        { context: { requestId: 'test', tenant } },
-      );
-      return created.plain_text_token;
-    },
+    tokenFor: tokenMaker(clients),
     async stop({ wipe = !opts.dataDir } = {}) {
       clients.close();
       if (bus) await (await bus).close().catch(() => undefined);
@@ -165,6 +164,55 @@ export async function startDistributed(opts: {
       if (ownNamespace) await dropBusNamespace(env);
       if (ownDatabases) await dropMongoDatabases(mongodbUrl!, env.MONGODB_DATABASE_PREFIX!);
       if (code !== 0) throw new Error(`start:distributed exited ${code} on SIGTERM: ${launcher.logs.slice(-10).join('\n')}`);
+      if (wipe) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * The compiled all-in-one target as production runs it (`node --enable-source-maps dist/main.js`,
+ * built first) in a child process of its own, on free ports with its own DATA_DIR and the
+ * embedded defaults unless `env` names backends. `pid` is the child's, so a bench can read its
+ * CPU time; `proc` offers only `deps.config`.
+ */
+export async function startCompiledSystem(opts: { env?: Record<string, string> } = {}): Promise<TestSystem & { pid: number }> {
+  buildOnce();
+  const dataDir = mkdtempSync(join(tmpdir(), 'supply-compiled-'));
+  const base = await freePortRange(6);
+  const env: Record<string, string> = {
+    METRICS_PORT: '0',
+    ...opts.env,
+    PORT: String(base + 5),
+    GRPC_BASE_PORT: String(base),
+    DATA_DIR: dataDir,
+    SEED_DEMO: opts.env?.SEED_DEMO ?? '1',
+    LOG_LEVEL: opts.env?.LOG_LEVEL ?? process.env.TEST_LOG_LEVEL ?? 'silent',
+  };
+  const server = startNode([], env);
+  const baseUrl = `http://127.0.0.1:${env.PORT}`;
+  await Promise.race([
+    waitFor(`${baseUrl}/readyz`, 60_000),
+    server.exited.then((code) => {
+      throw new Error(`dist/main.js exited ${code}: ${server.logs.slice(-10).join('\n')}`);
+    }),
+  ]);
+  // The server keeps its service credential under DATA_DIR; this config reads it from there.
+  const config = loadConfig({ target: 'all', PORT: env.PORT, GRPC_BASE_PORT: base, DATA_DIR: dataDir }, env);
+  const clients = createClients(config);
+  return {
+    pid: server.child.pid!,
+    baseUrl,
+    config,
+    proc: { ports: {}, modules: new Map(), deps: { config }, stop: async () => undefined } as unknown as RunningProcess,
+    clients,
+    dataDir,
+    logs: server.logs,
+    tokenFor: tokenMaker(clients),
+    async stop({ wipe = true } = {}) {
+      clients.close();
+      if (server.child.exitCode === null) server.child.kill('SIGTERM');
+      const code = await server.exited;
+      if (code !== 0) throw new Error(`dist/main.js exited ${code} on SIGTERM: ${server.logs.slice(-10).join('\n')}`);
       if (wipe) rmSync(dataDir, { recursive: true, force: true });
     },
   };
