@@ -14,10 +14,13 @@ export async function offsetPage<R extends TenantRecord, M>(
 ): Promise<{ records: M[]; page: supply_reference_v1.OffsetPage }> {
   const page = Math.max(1, requested?.page || 1);
   const perPage = Math.min(MAX_PER_PAGE, Math.max(1, requested?.per_page || 25));
-  const [records, total] = await Promise.all([
-    collection.find(filter, { sort: [['_id', 1]], skip: (page - 1) * perPage, limit: perPage }),
-    collection.count(filter),
-  ]);
+  const skip = (page - 1) * perPage;
+  const records = await collection.find(filter, { sort: [['_id', 1]], skip, limit: perPage });
+  // A page short of full is the last one, so it tells the total itself (so does an empty first
+  // page); only a full page, or an empty one past the end, needs the count, a second scan (a
+  // second round trip on MongoDB). Most reference lists fit on their first page.
+  const partial = records.length < perPage && (records.length > 0 || skip === 0);
+  const total = partial ? skip + records.length : await collection.count(filter);
   return { records: await present(records), page: { page, per_page: perPage, total } };
 }
 
