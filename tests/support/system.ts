@@ -180,6 +180,8 @@ export async function startCompiledSystem(opts: { env?: Record<string, string> }
   const dataDir = mkdtempSync(join(tmpdir(), 'supply-compiled-'));
   const base = await freePortRange(6);
   const env: Record<string, string> = {
+    // As the image sets it (deploy/Dockerfile).
+    NODE_ENV: 'production',
     METRICS_PORT: '0',
     ...opts.env,
     PORT: String(base + 5),
