@@ -16,7 +16,7 @@ import {
 } from '@supply/kit';
 import { ALL_MODULES } from '@supply/runner';
 import { freePortRange } from './ports';
-import { buildOnce, startNode, waitFor } from './processes';
+import { buildOnce, startNode, waitFor, type NodeProc } from './processes';
 import { dropBusNamespace } from '../e2e/workflows-support';
 
 /** E2E_SYSTEM=distributed: the suite speaks to `npm run start:distributed`, every target its own process. */
@@ -127,17 +127,8 @@ export async function startDistributed(opts: {
     // CLOCK_NOW (when a test sets it) reads the same in every process and in `config.now()` here.
     CLOCK_ORIGIN_MS: String(Date.now()),
   };
-  const launcher = startNode([], env, undefined, ['--enable-source-maps', 'dist/distributed.js']);
-  const baseUrl = `http://127.0.0.1:${env.PORT}`;
-  await Promise.race([
-    waitFor(`${baseUrl}/readyz`, 60_000),
-    launcher.exited.then((code) => {
-      throw new Error(`start:distributed exited ${code}: ${launcher.logs.slice(-10).join('\n')}`);
-    }),
-  ]);
-  // The launcher keeps the all-in-one secrets under DATA_DIR and hands them to every target; so does this config.
-  const config = loadConfig({ target: 'all', PORT: env.PORT, GRPC_BASE_PORT: base, DATA_DIR: dataDir }, env);
-  const clients = createClients(config);
+  // The launcher keeps the all-in-one secrets under DATA_DIR and hands them to every target.
+  const { node: launcher, baseUrl, config, clients } = await launchCompiled('dist/distributed.js', env);
   let bus: Promise<Bus> | undefined;
   const proc = {
     ports: {},
@@ -159,11 +150,10 @@ export async function startDistributed(opts: {
     async stop({ wipe = !opts.dataDir } = {}) {
       clients.close();
       if (bus) await (await bus).close().catch(() => undefined);
-      if (launcher.child.exitCode === null) launcher.child.kill('SIGTERM');
-      const code = await launcher.exited;
-      if (ownNamespace) await dropBusNamespace(env);
-      if (ownDatabases) await dropMongoDatabases(mongodbUrl!, env.MONGODB_DATABASE_PREFIX!);
-      if (code !== 0) throw new Error(`start:distributed exited ${code} on SIGTERM: ${launcher.logs.slice(-10).join('\n')}`);
+      await terminateCompiled(launcher, 'dist/distributed.js', async () => {
+        if (ownNamespace) await dropBusNamespace(env);
+        if (ownDatabases) await dropMongoDatabases(mongodbUrl!, env.MONGODB_DATABASE_PREFIX!);
+      });
       if (wipe) rmSync(dataDir, { recursive: true, force: true });
     },
   };
@@ -190,17 +180,7 @@ export async function startCompiledSystem(opts: { env?: Record<string, string> }
     SEED_DEMO: opts.env?.SEED_DEMO ?? '1',
     LOG_LEVEL: opts.env?.LOG_LEVEL ?? process.env.TEST_LOG_LEVEL ?? 'silent',
   };
-  const server = startNode([], env);
-  const baseUrl = `http://127.0.0.1:${env.PORT}`;
-  await Promise.race([
-    waitFor(`${baseUrl}/readyz`, 60_000),
-    server.exited.then((code) => {
-      throw new Error(`dist/main.js exited ${code}: ${server.logs.slice(-10).join('\n')}`);
-    }),
-  ]);
-  // The server keeps its service credential under DATA_DIR; this config reads it from there.
-  const config = loadConfig({ target: 'all', PORT: env.PORT, GRPC_BASE_PORT: base, DATA_DIR: dataDir }, env);
-  const clients = createClients(config);
+  const { node: server, baseUrl, config, clients } = await launchCompiled('dist/main.js', env);
   return {
     pid: server.child.pid!,
     baseUrl,
@@ -212,12 +192,36 @@ export async function startCompiledSystem(opts: { env?: Record<string, string> }
     tokenFor: tokenMaker(clients),
     async stop({ wipe = true } = {}) {
       clients.close();
-      if (server.child.exitCode === null) server.child.kill('SIGTERM');
-      const code = await server.exited;
-      if (code !== 0) throw new Error(`dist/main.js exited ${code} on SIGTERM: ${server.logs.slice(-10).join('\n')}`);
+      await terminateCompiled(server, 'dist/main.js');
       if (wipe) rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Runs a compiled entry point (`node --enable-source-maps <entry>`) with exactly `env` (PORT,
+ * GRPC_BASE_PORT and DATA_DIR included) and waits for its gateway to be ready; the config and
+ * clients are an internal caller's, with the secrets the server keeps under DATA_DIR.
+ */
+async function launchCompiled(entry: string, env: Record<string, string>) {
+  const node = startNode([], env, undefined, ['--enable-source-maps', entry]);
+  const baseUrl = `http://127.0.0.1:${env.PORT}`;
+  await Promise.race([
+    waitFor(`${baseUrl}/readyz`, 60_000),
+    node.exited.then((code) => {
+      throw new Error(`${entry} exited ${code}: ${node.logs.slice(-10).join('\n')}`);
+    }),
+  ]);
+  const config = loadConfig({ target: 'all', PORT: env.PORT, GRPC_BASE_PORT: Number(env.GRPC_BASE_PORT), DATA_DIR: env.DATA_DIR }, env);
+  return { node, baseUrl, config, clients: createClients(config) };
+}
+
+/** SIGTERM to a launched entry point; `cleanup` runs once it has exited, then anything but exit 0 fails. */
+async function terminateCompiled(node: NodeProc, entry: string, cleanup?: () => Promise<void>): Promise<void> {
+  if (node.child.exitCode === null) node.child.kill('SIGTERM');
+  const code = await node.exited;
+  await cleanup?.();
+  if (code !== 0) throw new Error(`${entry} exited ${code} on SIGTERM: ${node.logs.slice(-10).join('\n')}`);
 }
 
 /** Drops every MongoDB database a run made under its MONGODB_DATABASE_PREFIX (`<prefix>_<service>`). */
