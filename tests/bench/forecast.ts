@@ -10,7 +10,8 @@
  *  - simulated series of each Syntetos-Boylan class and of other periodicities
  *    (seeded, so every run sees the same data),
  *  - when Rscript is present, R's own example series (yearly, quarterly, monthly), real data
- *    never tuned on.
+ *    never tuned on, and the series of other installed R packages (econometric and financial
+ *    data from lmtest, tseries, urca, AER, ...), which nothing was tuned on either.
  * Scores: sMAPE (0-200), MASE (seasonal naive scale; lag 1 for intermittent sets),
  * OWA against Naive2, RMSSE and bias (as ../shared/data/intermittent-baselines.mjs),
  * coverage of the 80% and 95% intervals and MSIS (M4, 95%), series per CPU-second.
@@ -20,7 +21,7 @@
  *
  *   npm run bench -- forecast
  *   env: M3_CSV, RAF_CSV (data files), BENCH_SAMPLE=k (every k-th series, for
- *   iteration), BENCH_SETS=m3,m3q,raf,rdata,sim (which sets; rdata: R's own example series, see rDataSets), BENCH_R_SERIES=n (R on about n
+ *   iteration), BENCH_SETS=m3,m3q,raf,rdata,rmore,sim (which sets; rdata: R's own example series, rmore: other R packages' series, see rDataSets), BENCH_R_SERIES=n (R on about n
  *   evenly spaced series per shared set; default 200), BENCH_R_SIM_SERIES=n (R on about n series
  *   of each simulated set; default 100), BENCH_R_SIM=0 (R on the shared sets only), BENCH_R=0 (skip R), BENCH_FAST=1 (skip the slow ets
  *   baseline), BENCH_SIM_COUNT=n (series per simulated set; default 200), BENCH_SIM_SETS=erratic,quarterly
@@ -102,31 +103,45 @@ function quarterlyTotals(series: readonly Series[]): Series[] {
 
 // ---------- R's own example series ----------
 
+/** R's base example data: the set no change was tuned on before forecast pooling. */
+const R_BASE_PACKAGES = ['datasets', 'forecast'];
 /**
- * Real series no change was tuned on before forecast pooling (docs/forecasting.md): every
- * univariate yearly, quarterly and monthly series of R's `datasets` package and of the `forecast`
- * package (AirPassengers, UKgas, Nile, co2, gas, woolyrnq, the Seatbelts columns, ...; the
- * decennial uspop would count as yearly, but is too short to hold out 6). Each is scored
- * from up to three forecast origins, h apart, as rolling-origin evaluations do, with M3's
- * horizons (6, 8, 18); histories keep their last R_DATA_MAX_HISTORY values.
+ * More real data at every periodicity, never looked at while tuning: the example series of the
+ * packages `forecast` depends on (lmtest, tseries, urca) and of econometrics packages Debian
+ * installs beside it when present (AER with strucchange and sandwich, boot, MASS): quarterly and
+ * yearly macroeconomic, financial and sales series. A series already in the base packages counts
+ * there only.
+ */
+const R_MORE_PACKAGES = ['lmtest', 'tseries', 'urca', 'AER', 'strucchange', 'sandwich', 'boot', 'MASS'];
+
+/**
+ * Real series: every univariate yearly, quarterly and monthly series of the given R packages
+ * (AirPassengers, UKgas, Nile, co2, gas, woolyrnq, the Seatbelts columns, ...; a matrix of
+ * series counts each column; the decennial uspop would count as yearly, but is too short to hold
+ * out 6). Each is scored from up to three forecast origins, h apart, as rolling-origin evaluations
+ * do, with M3's horizons (6, 8, 18); histories keep their last R_DATA_MAX_HISTORY values.
+ * Packages that are not installed are skipped and named.
  */
 const R_DATA_SCRIPT = `
 suppressMessages(library(forecast))
-out <- file(commandArgs(trailingOnly = TRUE)[1], "w")
-emit <- function(name, x) {
+args <- commandArgs(trailingOnly = TRUE)
+out <- file(args[1], "w")
+emit <- function(pkg, name, x) {
+  if (!is.numeric(x)) return()
   f <- frequency(x)
   if (f < 1) f <- 1
   # Binary indicator columns (Seatbelts' law) are not demand.
-  if (!(f %in% c(1, 4, 12)) || anyNA(x) || length(unique(as.numeric(x))) < 3) return()
-  writeLines(paste(name, f, paste(format(as.numeric(x), digits = 15, trim = TRUE), collapse = " "), sep = ","), out)
+  if (!(f %in% c(1, 4, 12)) || anyNA(x) || any(!is.finite(x)) || length(unique(as.numeric(x))) < 3) return()
+  writeLines(paste(pkg, name, f, paste(format(as.numeric(x), digits = 15, trim = TRUE), collapse = " "), sep = ","), out)
 }
-for (pkg in c("datasets", "forecast")) {
+for (pkg in args[-1]) {
+  if (!requireNamespace(pkg, quietly = TRUE)) { writeLines(paste("missing", pkg, sep = ","), out); next }
   for (item in data(package = pkg)$results[, "Item"]) {
     name <- sub(" .*", "", item)
     env <- new.env()
-    x <- tryCatch({ data(list = name, package = pkg, envir = env); get(name, envir = env) }, error = function(e) NULL)
-    if (!is.ts(x)) next
-    if (is.null(dim(x))) emit(name, x) else for (col in colnames(x)) emit(paste(name, col, sep = "."), x[, col])
+    x <- tryCatch(suppressWarnings({ data(list = name, package = pkg, envir = env); get(name, envir = env) }), error = function(e) NULL)
+    if (!isTRUE(tryCatch(is.ts(x), error = function(e) FALSE))) next
+    if (is.null(dim(x))) emit(pkg, name, x) else for (col in colnames(x)) emit(pkg, paste(name, col, sep = "."), x[, col])
   }
 }
 close(out)
@@ -134,42 +149,61 @@ close(out)
 
 const R_DATA_MAX_HISTORY = 500;
 const R_DATA_ORIGINS = 3;
+const R_DATA_PERIODS = [
+  [1, 'yearly'],
+  [4, 'quarterly'],
+  [12, 'monthly'],
+] as const;
 
-function rDataSets(): DataSet[] {
+/** R's example series: the base packages' sets (`rdata`), then the other packages' (`rmore`), each by periodicity. */
+function rDataSets(which: { base: boolean; more: boolean }): DataSet[] {
   const dir = mkdtempSync(path.join(tmpdir(), 'bench-forecast-rdata-'));
   try {
     const output = path.join(dir, 'series.csv');
     writeFileSync(path.join(dir, 'series.R'), R_DATA_SCRIPT);
-    execFileSync('Rscript', [path.join(dir, 'series.R'), output], { stdio: 'inherit' });
-    const groups = new Map<number, Series[]>([
-      [1, []],
-      [4, []],
-      [12, []],
-    ]);
+    execFileSync('Rscript', [path.join(dir, 'series.R'), output, ...R_BASE_PACKAGES, ...(which.more ? R_MORE_PACKAGES : [])], {
+      stdio: 'inherit',
+    });
+    const groups = new Map<string, Series[]>();
     const seen = new Set<string>();
+    const missing: string[] = [];
     for (const line of readFileSync(output, 'utf8').trim().split('\n')) {
-      const [name, frequency, values] = line.split(',');
+      const [pkg, name, frequency, values] = line.split(',');
+      if (pkg === 'missing') {
+        missing.push(name);
+        continue;
+      }
       // The same data under two names (UKDriverDeaths is Seatbelts' drivers column) counts once.
       if (seen.has(values)) continue;
       seen.add(values);
+      const group = `${R_BASE_PACKAGES.includes(pkg) ? 'base' : 'more'} ${frequency}`;
       const period = Number(frequency);
       const y = values.split(' ').map(Number);
       const horizon = period === 1 ? 6 : period === 4 ? 8 : 18;
       for (let o = 0; o < R_DATA_ORIGINS; o++) {
         const cut = y.length - horizon * (o + 1);
         if (cut < Math.max(3 * horizon, 2 * period + 2)) break;
-        groups.get(period)!.push({
-          id: `${name}@${cut}`,
+        if (!groups.has(group)) groups.set(group, []);
+        groups.get(group)!.push({
+          id: `${pkg}::${name}@${cut}`,
           history: y.slice(Math.max(0, cut - R_DATA_MAX_HISTORY), cut),
           actual: y.slice(cut, cut + horizon),
         });
       }
     }
-    return [
-      { name: 'R example series, yearly', period: 1, intermittent: false, series: groups.get(1)! },
-      { name: 'R example series, quarterly', period: 4, intermittent: false, series: groups.get(4)! },
-      { name: 'R example series, monthly', period: 12, intermittent: false, series: groups.get(12)! },
-    ];
+    if (missing.length > 0) console.log(`R example series: packages not installed, skipped: ${missing.join(', ')}`);
+    const sets: DataSet[] = [];
+    for (const [kind, label] of [
+      ['base', 'R example series'],
+      ['more', "R packages' series"],
+    ] as const) {
+      if (!which[kind]) continue;
+      for (const [period, periodicity] of R_DATA_PERIODS) {
+        const series = groups.get(`${kind} ${period}`) ?? [];
+        if (series.length > 0) sets.push({ name: `${label}, ${periodicity}`, period, intermittent: false, series });
+      }
+    }
+    return sets;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -436,6 +470,11 @@ function printTable(title: string, set: DataSet, runs: Map<string, Run>, indices
 
 const R_METHODS = ['R ets', 'R thetaf', 'R auto.arima', 'R croston', 'R mean(ets,arima,theta)'] as const;
 
+/** R models whose own 80% and 95% intervals are scored beside the engine's. */
+const R_WITH_INTERVALS = new Set<string>(['R ets', 'R auto.arima']);
+
+// One line per series and method: index, method number (R_METHODS), the mean forecast, then for
+// the models with intervals (forecast's own: analytic for ETS and ARIMA) lo80, hi80, lo95, hi95.
 const R_SCRIPT = `
 suppressMessages(library(forecast))
 args <- commandArgs(trailingOnly = TRUE)
@@ -445,13 +484,17 @@ for (line in lines) {
   parts <- strsplit(line, ",")[[1]]
   m <- as.numeric(parts[2]); h <- as.integer(parts[3])
   y <- ts(as.numeric(strsplit(parts[4], " ")[[1]]), frequency = m)
-  safe <- function(f) tryCatch(as.numeric(f()), error = function(e) rep(NA, h))
-  e <- safe(function() forecast(ets(y), h = h)$mean)
-  th <- safe(function() thetaf(y, h = h)$mean)
-  a <- safe(function() forecast(auto.arima(y), h = h)$mean)
-  cr <- safe(function() croston(y, h = h)$mean)
-  comb <- (e + a + th) / 3
-  for (r in list(e, th, a, cr, comb)) writeLines(paste(parts[1], paste(r, collapse = " "), sep = ","), out)
+  nas <- rep(NA, h)
+  safe <- function(f) tryCatch(f(), error = function(e) NULL)
+  bands <- function(fc) if (is.null(fc)) list(nas, nas, nas, nas, nas) else
+    list(as.numeric(fc$mean), as.numeric(fc$lower[, 1]), as.numeric(fc$upper[, 1]), as.numeric(fc$lower[, 2]), as.numeric(fc$upper[, 2]))
+  e <- bands(safe(function() forecast(ets(y), h = h, level = c(80, 95))))
+  th <- safe(function() as.numeric(thetaf(y, h = h)$mean)); if (is.null(th)) th <- nas
+  a <- bands(safe(function() forecast(auto.arima(y), h = h, level = c(80, 95))))
+  cr <- safe(function() as.numeric(croston(y, h = h)$mean)); if (is.null(cr)) cr <- nas
+  comb <- (e[[1]] + a[[1]] + th) / 3
+  rows <- list(e, list(th), a, list(cr), list(comb))
+  for (k in seq_along(rows)) writeLines(paste(parts[1], k - 1, paste(sapply(rows[[k]], function(v) paste(v, collapse = " ")), collapse = ";"), sep = ","), out)
 }
 close(out)
 `;
@@ -481,18 +524,21 @@ function runR(set: DataSet, sample: readonly number[]): Map<string, Run> {
         m,
         {
           forecasts: set.series.map((s) => new Array<number>(s.actual.length).fill(Number.NaN)),
-          intervals: null,
+          intervals: R_WITH_INTERVALS.has(m) ? [] : null,
           models: [],
           cpuSeconds: 0,
         },
       ]),
     );
-    const rows = readFileSync(output, 'utf8').trim().split('\n');
-    rows.forEach((row, k) => {
-      const [index, values] = row.split(',');
-      const forecast = values.split(' ').map((v) => (v === 'NA' ? Number.NaN : Number(v)));
-      (runs.get(R_METHODS[k % R_METHODS.length]) as Run).forecasts[Number(index)] = forecast;
-    });
+    const numbers = (text: string) => text.split(' ').map((v) => (v === 'NA' ? Number.NaN : Number(v)));
+    for (const row of readFileSync(output, 'utf8').trim().split('\n')) {
+      const [index, method, fields] = row.split(',');
+      const run = runs.get(R_METHODS[Number(method)]) as Run;
+      const [mean, lo80, hi80, lo95, hi95] = fields.split(';').map(numbers);
+      run.forecasts[Number(index)] = mean;
+      // A failed fit scores as missing points, not as an interval that never covers.
+      if (run.intervals && hi95 && hi95.every(Number.isFinite)) run.intervals[Number(index)] = { lo80, hi80, lo95, hi95 };
+    }
     // R's time covers all five methods together (wall clock, one process).
     for (const run of runs.values()) run.cpuSeconds = (seconds * set.series.length) / sample.length;
     return runs;
@@ -569,7 +615,7 @@ function goal(label: string, met: boolean, detail: string): void {
 
 export async function run(): Promise<void> {
   const every = Math.max(1, Number(process.env.BENCH_SAMPLE ?? 1));
-  const sets = (process.env.BENCH_SETS ?? 'm3,m3q,raf,rdata,sim').split(',');
+  const sets = (process.env.BENCH_SETS ?? 'm3,m3q,raf,rdata,rmore,sim').split(',');
   const withR = rAvailable();
   const rTarget = Math.max(1, Number(process.env.BENCH_R_SERIES ?? 200));
   console.log(
@@ -584,8 +630,8 @@ export async function run(): Promise<void> {
     if (sets.includes('m3')) shared.push({ name: 'M3 monthly', period: 12, intermittent: false, series: m3, goals: true });
     if (sets.includes('m3q')) shared.push({ name: 'M3 as quarterly totals', period: 4, intermittent: false, series: quarterlyTotals(m3) });
   }
-  if (sets.includes('rdata')) {
-    if (withR) shared.push(...rDataSets());
+  if (sets.includes('rdata') || sets.includes('rmore')) {
+    if (withR) shared.push(...rDataSets({ base: sets.includes('rdata'), more: sets.includes('rmore') }));
     else console.log("R example series: skipped (they are read from R's own packages, and Rscript is absent)");
   }
   if (sets.includes('raf')) {
