@@ -39,7 +39,7 @@ import { seededRandom, seedOf } from '@supply/kit';
 
 type Algorithm = forecastEngine.Algorithm;
 type SeriesForecast = forecastEngine.SeriesForecast;
-const { forecastSeries } = forecastEngine;
+const { expectedDemandConstraint, forecastSeries } = forecastEngine;
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -340,7 +340,8 @@ function runEngine(set: DataSet, algorithm: Algorithm, withIntervals: boolean): 
       horizon: s.actual.length,
       period: set.period,
       algorithm,
-      constraint: 'non_negative',
+      // The CLI's default: expected demand, or as fitted for a history below zero.
+      constraint: expectedDemandConstraint(s.history),
       evaluate: withIntervals,
     });
     run.forecasts.push(result.forecast);

@@ -113,6 +113,29 @@ describe('forecast/cli', function () {
     );
   });
 
+  it('keeps a signed series signed by default, and clips a series of quantities at zero', () => {
+    // A log level falling by 0.5 a year, and a quantity falling by 5: straight lines to extend.
+    const rows = ['unique_id,ds,y'];
+    for (let t = 0; t < 12; t++) rows.push(`log,${2000 + t}-01-01,${(-1 - 0.5 * t).toFixed(2)}`, `qty,${2000 + t}-01-01,${60 - 5 * t}`);
+    const result = runCli(
+      ['--input', '-', '--horizon', '4', '--freq', 'year', '--algorithm', 'holt', '--output', '-'],
+      `${rows.join('\n')}\n`,
+    );
+    assert.equal(result.code, 0, result.stderr);
+    const yhat = (id: string) =>
+      result.stdout
+        .trim()
+        .split('\n')
+        .filter((l) => l.startsWith(`${id},`))
+        .map((l) => Number(l.split(',')[2]));
+    assert.deepEqual(
+      yhat('log').map((v) => Number(v.toFixed(2))),
+      [-7, -7.5, -8, -8.5],
+      'a history below zero is forecast as fitted',
+    );
+    assert.deepEqual(yhat('qty'), [0, 0, 0, 0], 'expected demand is never below zero');
+  });
+
   it('names the line of a malformed row and exits non-zero without leaving output', () => {
     const input = path.join(dir, 'bad.csv');
     const output = path.join(dir, 'bad-out.csv');

@@ -22,6 +22,7 @@ import {
   type DatedValue,
   MISSING_IMPUTATIONS,
   type MissingImputation,
+  expectedDemandConstraint,
   isConstraint,
   isMissingImputation,
 } from './prepare';
@@ -29,7 +30,7 @@ import {
 const USAGE = `usage: forecast --input <history.csv|-> --horizon <n> --freq <${FREQUENCIES.join('|')}> --output <forecasts.csv|->
                 [--algorithm <${ALGORITHMS.join('|')}>]
                 [--missing-imputation <${MISSING_IMPUTATIONS.join('|')}>]
-                [--constraint <${CONSTRAINTS.join('|')}>] (default non_negative)
+                [--constraint <${CONSTRAINTS.join('|')}>] (default non_negative; none for a series that goes below zero)
                 [--summary <summary.csv|->] (default: beside a file output, <name>.summary.csv)
 
 input:   CSV with header unique_id,ds,y (ds = YYYY-MM-DD; rows in any order; empty y = missing)
@@ -48,7 +49,8 @@ interface CliOptions {
   frequency: Frequency;
   algorithm: Algorithm;
   missingImputation: MissingImputation;
-  constraint: Constraint;
+  /** Undefined: expectedDemandConstraint of each series (non_negative, or none for a history below zero). */
+  constraint: Constraint | undefined;
   /** Per-series summary target; null writes none. */
   summary: string | null;
 }
@@ -71,8 +73,8 @@ function parseOptions(argv: readonly string[]): CliOptions | 'help' {
         freq: { type: 'string' },
         algorithm: { type: 'string', default: 'auto' },
         'missing-imputation': { type: 'string', default: 'auto' },
-        // Expected demand by default: rounding each period to whole units adds error on slow movers.
-        constraint: { type: 'string', default: 'non_negative' },
+        // No default here: expectedDemandConstraint picks one per series (rounding to whole units adds error on slow movers).
+        constraint: { type: 'string' },
         summary: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -97,9 +99,10 @@ function parseOptions(argv: readonly string[]): CliOptions | 'help' {
   if (!isMissingImputation(missing)) {
     throw new UsageError(`--missing-imputation must be one of ${MISSING_IMPUTATIONS.join(', ')}, got "${missing}"`);
   }
-  const constraint = v.constraint ?? 'non_negative';
+  const constraint = v.constraint;
   if (v.summary === '-' && v.output === '-') throw new UsageError('--summary and --output cannot both be stdout');
-  if (!isConstraint(constraint)) throw new UsageError(`--constraint must be one of ${CONSTRAINTS.join(', ')}, got "${constraint}"`);
+  if (constraint !== undefined && !isConstraint(constraint))
+    throw new UsageError(`--constraint must be one of ${CONSTRAINTS.join(', ')}, got "${constraint}"`);
   return {
     input: v.input,
     output: v.output,
@@ -216,7 +219,7 @@ async function run(options: CliOptions): Promise<void> {
           horizon: options.horizon,
           frequency: options.frequency,
           algorithm: options.algorithm,
-          constraint: options.constraint,
+          constraint: options.constraint ?? expectedDemandConstraint((history.get(id) as DatedValue[]).map((p) => p.value)),
           missingImputation: options.missingImputation,
         });
       } catch (error) {

@@ -59,6 +59,20 @@ describe('forecast/forecastSeries', () => {
     }
   });
 
+  it('forecasts a history below zero as fitted under the default constraint, intervals included', () => {
+    // A logarithm: every value negative, rising by 0.05 a year (R's lmtest::moneydemand is such data).
+    const values = Array.from({ length: 40 }, (_, t) => -7 + 0.05 * t + 0.01 * Math.sin(t));
+    const result = forecastSeries(values, { horizon: 6, period: 1 });
+    assert.ok(
+      result.forecast.every((v, j) => v < 0 && Math.abs(v - (-7 + 0.05 * (40 + j))) < 0.1),
+      result.forecast.join(','),
+    );
+    for (let j = 0; j < 6; j++)
+      assert.ok(
+        result.intervals.lo95[j] < result.forecast[j] && result.forecast[j] < result.intervals.hi95[j] && result.intervals.hi95[j] < 0,
+      );
+  });
+
   it('never returns NaN, Infinity or negative values under the default constraint', () => {
     const histories = [
       demandSeries(60, 1, 'smooth'),

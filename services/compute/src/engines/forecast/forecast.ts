@@ -13,10 +13,11 @@ import {
   type DatedValue,
   type MissingImputation,
   applyConstraint,
+  hasNegative,
   imputeMissing,
   isConstraint,
-  isIntegerHistory,
   isMissingImputation,
+  resolveConstraint,
   toPeriodSeries,
 } from './prepare';
 import { seasonallyAdjust } from './seasonality';
@@ -153,9 +154,10 @@ function intervalsFor(
   // Intermittent methods work on the raw series, so their spread is measured there too.
   const shape = errorShape(seasonallyAdjust(values, period, intermittent ? false : undefined));
   const holdout = selection.score && selection.plan ? { cuts: selection.plan.cuts, errors: selection.score.errors } : null;
-  const nonNegative = constraint !== 'none' || values.every((v) => v >= 0);
+  const mode = resolveConstraint(constraint, values);
+  const nonNegative = mode !== 'none' || !hasNegative(values);
   const intervals = predictionIntervals(raw, values.length, shape, intervalMultipliers(shape, holdout), nonNegative);
-  const whole = constraint === 'integer' || (constraint === 'auto' && isIntegerHistory(values));
+  const whole = mode === 'integer';
   for (let j = 0; j < constrained.length; j++) {
     for (const level of [80, 95] as const) {
       let lo = intervals[`lo${level}`][j];

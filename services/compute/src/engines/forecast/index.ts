@@ -21,6 +21,7 @@ export {
   CONSTRAINTS,
   imputeMissing,
   applyConstraint,
+  expectedDemandConstraint,
   toPeriodSeries,
   isMissingImputation,
   isConstraint,

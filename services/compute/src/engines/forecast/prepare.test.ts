@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { applyConstraint, imputeMissing, isIntegerHistory, toPeriodSeries } from './prepare';
+import { applyConstraint, imputeMissing, isIntegerHistory, resolveConstraint, toPeriodSeries } from './prepare';
 
 describe('forecast/prepare', () => {
   const gappy = [null, 2, null, null, 8, null];
@@ -53,6 +53,16 @@ describe('forecast/prepare', () => {
     assert.deepEqual(applyConstraint(forecast, 'integer', [1.5]), [0, 0, 3]);
     assert.deepEqual(applyConstraint(forecast, 'auto', [1.5, 2]), [0, 0.4, 2.6], 'fractional history');
     assert.deepEqual(applyConstraint(forecast, 'auto', [1, 2]), [0, 0, 3], 'whole-unit history');
+    assert.deepEqual(applyConstraint(forecast, 'auto', [-3, -2]), [-1, 0.4, 2.6], 'a history below zero stays signed');
+    assert.deepEqual(applyConstraint(forecast, 'auto', [4, -1, 2]), [-1, 0.4, 2.6], 'net of returns');
+    assert.deepEqual(applyConstraint(forecast, 'non_negative', [-3, -2]), [0, 0.4, 2.6], 'an explicit constraint holds');
+  });
+
+  it('resolves auto from the history', () => {
+    assert.equal(resolveConstraint('auto', [1, 2]), 'integer');
+    assert.equal(resolveConstraint('auto', [1.5, 2]), 'non_negative');
+    assert.equal(resolveConstraint('auto', [0, -1]), 'none');
+    assert.equal(resolveConstraint('integer', [-1.5]), 'integer');
   });
 
   it('integer rounding keeps the cumulative quantity over the horizon', () => {

@@ -109,16 +109,42 @@ export function isIntegerHistory(values: readonly number[]): boolean {
   return values.length > 0 && values.every((v) => Number.isInteger(v));
 }
 
+/** True when some value is below zero: a signed series (net of returns, a rate, a logarithm), not a quantity. */
+export function hasNegative(values: readonly (number | null)[]): boolean {
+  return values.some((v) => v !== null && v < 0);
+}
+
+/**
+ * The constraint for expected demand (the CLI's default): never below zero, but not rounded
+ * (the API's `auto` rounds whole-unit histories), unless the history itself goes below zero:
+ * a signed series (a rate, a logarithm, net sales after returns) is forecast as fitted.
+ */
+export function expectedDemandConstraint(history: readonly (number | null)[]): Constraint {
+  return hasNegative(history) ? 'none' : 'non_negative';
+}
+
+/**
+ * What a constraint means for one history: `auto` shapes forecasts like the history itself,
+ * so a history that goes below zero is left signed (`none`); otherwise non-negative, and
+ * whole units when every value is whole.
+ */
+export function resolveConstraint(constraint: Constraint, history: readonly number[]): Exclude<Constraint, 'auto'> {
+  if (constraint !== 'auto') return constraint;
+  if (hasNegative(history)) return 'none';
+  return isIntegerHistory(history) ? 'integer' : 'non_negative';
+}
+
 /**
  * Shapes forecasts into plannable quantities.
- * - auto: non_negative, and integer when the whole history is integer.
+ * - auto: like the history (resolveConstraint): signed when it goes below zero, else
+ *   non_negative, and integer when the whole history is integer.
  * - non_negative: negative demand is clipped to 0.
  * - integer: non-negative whole units; the cumulative forecast is rounded so
  *   totals over the horizon are kept (0.3 a day becomes 0,1,0,0,1,... not all 0).
  * - none: unchanged.
  */
 export function applyConstraint(forecast: readonly number[], constraint: Constraint, history: readonly number[]): number[] {
-  const mode = constraint === 'auto' ? (isIntegerHistory(history) ? 'integer' : 'non_negative') : constraint;
+  const mode = resolveConstraint(constraint, history);
   if (mode === 'none') return forecast.slice();
   const clipped = forecast.map((v) => (v > 0 ? v : 0));
   if (mode === 'non_negative') return clipped;
