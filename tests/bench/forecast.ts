@@ -155,6 +155,24 @@ const R_DATA_PERIODS = [
   [12, 'monthly'],
 ] as const;
 
+/** Whether `y` is `other` shifted by 1 to 12 periods either way (over at least 20 values in common). */
+function isLagOf(y: readonly number[], other: readonly number[]): boolean {
+  for (let lag = 1; lag <= 12; lag++) {
+    for (const [a, b] of [
+      [y, other],
+      [other, y],
+    ]) {
+      // a[t] === b[t + lag] wherever both exist.
+      const overlap = Math.min(a.length, b.length - lag);
+      if (overlap < 20) continue;
+      let same = true;
+      for (let t = 0; t < overlap && same; t++) same = a[t] === b[t + lag];
+      if (same) return true;
+    }
+  }
+  return false;
+}
+
 /** R's example series: the base packages' sets (`rdata`), then the other packages' (`rmore`), each by periodicity. */
 function rDataSets(which: { base: boolean; more: boolean }): DataSet[] {
   const dir = mkdtempSync(path.join(tmpdir(), 'bench-forecast-rdata-'));
@@ -166,6 +184,7 @@ function rDataSets(which: { base: boolean; more: boolean }): DataSet[] {
     });
     const groups = new Map<string, Series[]>();
     const seen = new Set<string>();
+    const kept: number[][] = [];
     const missing: string[] = [];
     for (const line of readFileSync(output, 'utf8').trim().split('\n')) {
       const [pkg, name, frequency, values] = line.split(',');
@@ -173,12 +192,15 @@ function rDataSets(which: { base: boolean; more: boolean }): DataSet[] {
         missing.push(name);
         continue;
       }
-      // The same data under two names (UKDriverDeaths is Seatbelts' drivers column) counts once.
+      // The same data under two names (UKDriverDeaths is Seatbelts' drivers column) counts once,
+      // and so does a column that is another one lagged (lmtest's fyff.dy1 to dy6 are fyff.dy).
       if (seen.has(values)) continue;
       seen.add(values);
+      const y = values.split(' ').map(Number);
+      if (kept.some((other) => isLagOf(y, other))) continue;
+      kept.push(y);
       const group = `${R_BASE_PACKAGES.includes(pkg) ? 'base' : 'more'} ${frequency}`;
       const period = Number(frequency);
-      const y = values.split(' ').map(Number);
       const horizon = period === 1 ? 6 : period === 4 ? 8 : 18;
       for (let o = 0; o < R_DATA_ORIGINS; o++) {
         const cut = y.length - horizon * (o + 1);
