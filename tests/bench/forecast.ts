@@ -307,6 +307,18 @@ function simulatedSets(count: number): DataSet[] {
       series: simulate(c, count, 12, (next) => demandSeries(next, c, 48 + Math.floor(next() * 48))),
     })),
     {
+      // New items: nothing sold for the first 20% to 70% of the history (before the launch), then
+      // smooth or erratic demand (half each), at least 6 months of it before the 12 held out.
+      name: 'sim launched (monthly)',
+      period: 12,
+      intermittent: false,
+      series: simulate('launched', count, 12, (next, i) => {
+        const length = 48 + Math.floor(next() * 48);
+        const launch = Math.min(length - 18, Math.floor(length * (0.2 + 0.5 * next())));
+        return [...new Array<number>(launch).fill(0), ...demandSeries(next, i % 2 === 0 ? 'smooth' : 'erratic', length - launch)];
+      }),
+    },
+    {
       name: 'sim yearly',
       period: 1,
       intermittent: false,
