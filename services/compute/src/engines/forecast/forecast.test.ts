@@ -12,6 +12,7 @@ import {
   trimmedWeightedMean,
   weightedMean,
 } from './methods';
+import { MIN_LAUNCHED_PERIODS, sinceLaunch } from './forecast';
 import { ALGORITHMS, forecastBatch, forecastDatedSeries, forecastSeries } from './index';
 
 /** Deterministic pseudo-random demand so property tests are reproducible. */
@@ -57,6 +58,27 @@ describe('forecast/forecastSeries', () => {
       const result = forecastSeries([5, 9], { horizon: 3, period: 12, algorithm, constraint: 'none' });
       assert.ok(result.forecast.every(Number.isFinite), algorithm);
     }
+  });
+
+  it('forecasts a new item from its launch, not as intermittent demand', () => {
+    // 30 months before the launch, then a ramp to 100 a month.
+    const launched = [...new Array<number>(30).fill(0), 20, 40, 60, 80, 95, 100];
+    assert.deepEqual(sinceLaunch(launched), [20, 40, 60, 80, 95, 100]);
+    const result = forecastSeries(launched, { horizon: 6, period: 12 });
+    assert.equal(result.seriesClass, 'smooth');
+    assert.ok(
+      result.forecast.every((v) => v >= 80),
+      result.forecast.join(','),
+    );
+    // Kept whole: sales that come now and then (the zeros are how the item sells), too few periods
+    // since the first sale to tell, and a history that starts with a sale.
+    const intermittent = [0, 0, 0, 0, 5, 0, 0, 3, 0, 0, 0, 4, 0, 0, 6, 0];
+    assert.equal(sinceLaunch(intermittent), intermittent);
+    const late = [...new Array<number>(11).fill(0), ...new Array<number>(MIN_LAUNCHED_PERIODS - 1).fill(5)];
+    assert.equal(sinceLaunch(late), late);
+    assert.ok(forecastSeries(late, { horizon: 3, period: 12 }).forecast.every((v) => v < 5));
+    const selling = [4, 0, 5, 6, 5];
+    assert.equal(sinceLaunch(selling), selling);
   });
 
   it('forecasts a history below zero as fitted under the default constraint, intervals included', () => {
@@ -220,7 +242,8 @@ describe('forecast/combination', () => {
     assert.equal(result.parameters.log_scale, 1);
     const expected = 100 * Math.pow(1.05, 51);
     assert.ok(Math.abs(result.forecast[11] / expected - 1) < 0.1, `${result.forecast[11]} vs ${expected}`);
-    const withZero = forecastSeries([0, ...values.slice(1)], { horizon: 3, period: 1, algorithm: 'combination' });
+    // (A zero in the middle: leading zeros are the time before a launch, and dropped.)
+    const withZero = forecastSeries([...values.slice(0, 20), 0, ...values.slice(21)], { horizon: 3, period: 1, algorithm: 'combination' });
     assert.equal(withZero.parameters.log_scale, 0, 'a zero keeps the raw scale');
     const erratic = Array.from({ length: 40 }, (_, t) => [1, 40, 3, 60, 2][t % 5]);
     const raw = forecastSeries(erratic, { horizon: 3, period: 1, algorithm: 'combination' });

@@ -75,16 +75,34 @@ function isConstant(values: readonly number[]): boolean {
   return values.every((v) => v === values[0]);
 }
 
+/** Periods of sales after a run of leading zeros that show an item was launched rather than intermittent. */
+export const MIN_LAUNCHED_PERIODS = 4;
+
 /**
- * Forecasts one series of equally spaced values (oldest first). Deterministic;
- * never returns NaN or Infinity: a method that fails numerically is replaced by
- * the naive forecast.
+ * The history from the first sale on, when the leading zeros are the time before a launch: what
+ * follows the first sale is at least MIN_LAUNCHED_PERIODS long and not intermittent by the
+ * Syntetos-Boylan classes. Counted in, those zeros made a new item "intermittent" (30 months of
+ * nothing, then 20, 40, ..., 100 a month was forecast at 2 a month) and pulled every level
+ * towards zero. An item that sells now and then keeps its zeros: they are how it sells.
+ */
+export function sinceLaunch(values: readonly number[]): readonly number[] {
+  const first = values.findIndex((v) => v !== 0);
+  if (first <= 0 || values.length - first < MIN_LAUNCHED_PERIODS) return values;
+  const selling = values.slice(first);
+  return isIntermittentClass(classifySeries(selling).seriesClass) ? values : selling;
+}
+
+/**
+ * Forecasts one series of equally spaced values (oldest first), from its launch on
+ * (sinceLaunch). Deterministic; never returns NaN or Infinity: a method that fails
+ * numerically is replaced by the naive forecast.
  */
 export function forecastSeries(values: readonly number[], options: ForecastOptions): SeriesForecast {
   assertOptions(options);
   values.forEach((v, t) => {
     if (typeof v !== 'number' || !Number.isFinite(v)) throw new RangeError(`value ${t} is not a finite number: ${v}`);
   });
+  values = sinceLaunch(values);
   const { horizon, period } = options;
   const algorithm = options.algorithm ?? 'auto';
   const constraint = options.constraint ?? 'auto';
