@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { KPSS_CRITICAL, airline, airlineFits, arima011Drift, autoArima, kpssStatistic } from './arima';
+import { KPSS_CRITICAL, MIN_ROOT_MODULUS, airline, airlineFits, arima011Drift, autoArima, kpssStatistic, minMaRootModulus } from './arima';
 
 describe('forecast/arima', () => {
   it('airline model continues a growing multiplicative season', () => {
@@ -54,5 +54,27 @@ describe('forecast/arima', () => {
     const mean = ar.reduce((a, b) => a + b, 0) / ar.length;
     assert.ok(Math.abs(stationary.forecast[39] - mean) < 0.5, `long-run ${stationary.forecast[39]} vs mean ${mean}`);
     assert.equal(autoArima([1, 2, 3], 2), null);
+  });
+
+  it('finds the smallest root of an MA polynomial, real or complex', () => {
+    assert.equal(minMaRootModulus([]), Number.POSITIVE_INFINITY);
+    assert.equal(minMaRootModulus([0.5]), 2);
+    // 1 - 1.5z + 0.5z^2 = (1 - z)(1 - 0.5z): roots 1 and 2.
+    assert.ok(Math.abs(minMaRootModulus([-1.5, 0.5]) - 1) < 1e-12);
+    // 1 + 0.25z^2: roots +-2i.
+    assert.ok(Math.abs(minMaRootModulus([0, 0.25]) - 2) < 1e-12);
+  });
+
+  it('discards a non-invertible MA fit instead of forecasting from it', () => {
+    // 23 months of erratic sales: CSS once preferred ARMA(1,2) with MA roots inside the unit
+    // circle and a mean of 36 on the log scale, and the forecast grew 2.5-fold a month.
+    const sales = [2, 1, 7, 21, 1, 2, 5, 1, 7, 39, 2, 5, 18, 27, 8, 17, 4, 9, 1, 1, 43, 5, 9];
+    const fit = autoArima(sales, 12);
+    assert.ok(fit);
+    assert.ok(minMaRootModulus(fit.fit.ma) >= MIN_ROOT_MODULUS, JSON.stringify(fit.fit));
+    assert.ok(
+      fit.forecast.every((f) => f > 0 && f < Math.max(...sales)),
+      fit.forecast.join(','),
+    );
   });
 });

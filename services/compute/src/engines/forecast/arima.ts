@@ -152,6 +152,21 @@ function fromPartial(r: readonly number[], out: number[]): void {
   }
 }
 
+/** R's auto.arima margin: an MA root closer to the unit circle than this makes the fit unusable. */
+export const MIN_ROOT_MODULUS = 1.01;
+
+/** Smallest modulus of the roots of 1 + m1 z + m2 z^2 (Infinity without roots). */
+export function minMaRootModulus(ma: readonly number[]): number {
+  const m1 = ma[0] ?? 0;
+  const m2 = ma[1] ?? 0;
+  if (m2 === 0) return m1 === 0 ? Number.POSITIVE_INFINITY : 1 / Math.abs(m1);
+  const discriminant = m1 * m1 - 4 * m2;
+  // Complex pair: both roots have modulus sqrt(1 / m2).
+  if (discriminant < 0) return Math.sqrt(1 / m2);
+  const root = Math.sqrt(discriminant);
+  return Math.min(Math.abs((-m1 + root) / (2 * m2)), Math.abs((-m1 - root) / (2 * m2)));
+}
+
 export interface ArmaFit {
   p: number;
   d: number;
@@ -247,6 +262,10 @@ function fitArma(
     ).x;
   }
   decode(x);
+  // Partial autocorrelations make the AR part stationary, but not the MA(2) part invertible:
+  // a fit whose residuals need a root inside (or at) the unit circle is discarded, as R's
+  // auto.arima discards one with a root of modulus under 1.01.
+  if (minMaRootModulus(ma) < MIN_ROOT_MODULUS) return null;
   const { sse, constant } = armaCss(w, ar, ma, withConstant, e0, g);
   const m = w.length - ARMA_START;
   const k = dims + (withConstant ? 1 : 0) + 1;
