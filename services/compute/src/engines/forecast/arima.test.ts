@@ -1,5 +1,15 @@
 import assert from 'node:assert/strict';
-import { KPSS_CRITICAL, MIN_ROOT_MODULUS, airline, airlineFits, arima011Drift, autoArima, kpssStatistic, minMaRootModulus } from './arima';
+import {
+  KPSS_CRITICAL,
+  MIN_DRIFT_HISTORY,
+  MIN_ROOT_MODULUS,
+  airline,
+  airlineFits,
+  arima011Drift,
+  autoArima,
+  kpssStatistic,
+  minMaRootModulus,
+} from './arima';
 
 describe('forecast/arima', () => {
   it('airline model continues a growing multiplicative season', () => {
@@ -76,5 +86,11 @@ describe('forecast/arima', () => {
       fit.forecast.every((f) => f > 0 && f < Math.max(...sales)),
       fit.forecast.join(','),
     );
+  });
+
+  it('fits ARIMA(0,1,1) with drift only to a history longer than its parameters plus four', () => {
+    const growing = [1, 4, 3, 1, 1, 1, 2, 16, 12, 20];
+    assert.equal(arima011Drift(growing.slice(0, MIN_DRIFT_HISTORY - 1), 6), null);
+    assert.ok(arima011Drift(growing.slice(0, MIN_DRIFT_HISTORY), 6));
   });
 });

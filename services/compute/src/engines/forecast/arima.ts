@@ -70,10 +70,17 @@ export function airline(
   return { forecast, fit: { theta, seasonalTheta, logScale } };
 }
 
-/** ARIMA(0,1,1) with drift by conditional sum of squares (log scale for positive data): SES with a trend. */
+/**
+ * R's data-sufficiency rule, as for ETS (etsFits): more values than the model's parameters (MA,
+ * drift, initial level) plus four. On 5 to 7 values the drift of a few noisy log-differences
+ * compounded into forecasts of millions.
+ */
+export const MIN_DRIFT_HISTORY = 8;
+
+/** ARIMA(0,1,1) with drift by conditional sum of squares (log scale for positive data): SES with a trend. Null when too short. */
 export function arima011Drift(values: readonly number[], horizon: number): { forecast: number[]; theta: number; drift: number } | null {
   const n = values.length;
-  if (n < 4) return null;
+  if (n < MIN_DRIFT_HISTORY) return null;
   const logScale = values.every((v) => v > 0);
   const y = Float64Array.from(values, (v) => (logScale ? Math.log(v) : v));
   const w = new Float64Array(n - 1);

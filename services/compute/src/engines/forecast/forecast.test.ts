@@ -3,10 +3,12 @@ import { POOL_GAP, combinationWeights, holdoutPlan, pooledWeights } from './auto
 import {
   COMBINATION_MEMBERS,
   COMBINATION_TRIM,
+  DIVERGENCE_FACTOR,
   LEVEL_OR_TREND_MIN_LENGTH,
   SHORT_SEASON_MAX,
   combination,
   prepareHistory,
+  reinDivergentMembers,
   runMethod,
   seasonalForMembers,
   trimmedWeightedMean,
@@ -236,6 +238,48 @@ describe('forecast/forecastDatedSeries and forecastBatch', () => {
 });
 
 describe('forecast/combination', () => {
+  it('reins in a member that runs away from the others, but not growth the history itself shows', () => {
+    const members = [
+      [10, 11],
+      [12, 12],
+      [9, 10],
+      [500, 5000],
+    ];
+    reinDivergentMembers(members, [8, 10, 12, 9]);
+    assert.deepEqual(members[3], [11, 11.5], 'the runaway member becomes the median');
+    assert.deepEqual(members[0], [10, 11]);
+    // A history that grew 100-fold within the horizon may be forecast to grow as much.
+    const hyper = [
+      [2000, 4000],
+      [2500, 6000],
+      [1500, 3000],
+      [4000, 30000],
+    ];
+    reinDivergentMembers(hyper, [1, 10, 100]);
+    assert.deepEqual(hyper[3], [4000, 30000]);
+    assert.ok(30000 <= DIVERGENCE_FACTOR * 100 * 100);
+  });
+
+  it('keeps a forecast within reach of the history after a last-period spike or on a few values', () => {
+    // A level of about 110 and one promotion week at the end: the ARIMA(0,1,1)-with-drift members
+    // (two of them on a non-seasonal history) compounded it to 143,573 by step 18.
+    const spiked = [
+      120.7, 152.5, 123.8, 129.4, 82.5, 66.1, 115.3, 107.7, 124.4, 118.5, 64.7, 80.9, 101.1, 119.4, 173.3, 136.3, 105.4, 81, 73.2, 113.3,
+      622.5,
+    ];
+    const spike = forecastSeries(spiked, { horizon: 18, period: 1 });
+    assert.ok(
+      spike.forecast.every((v) => v < 2 * 622.5),
+      spike.forecast.join(','),
+    );
+    // Eight noisy values forecast 18 ahead: 4 billion before.
+    const few = forecastSeries([1, 4, 3, 1, 1, 1, 2, 16], { horizon: 18, period: 52 });
+    assert.ok(
+      few.forecast.every((v) => v < 50),
+      few.forecast.join(','),
+    );
+  });
+
   it('fits its trend members on the log scale for positive data, so growth compounds', () => {
     const values = Array.from({ length: 40 }, (_, t) => 100 * Math.pow(1.05, t) * (1 + 0.01 * Math.sin(t)));
     const result = forecastSeries(values, { horizon: 12, period: 1, algorithm: 'combination', constraint: 'none' });

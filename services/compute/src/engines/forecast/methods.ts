@@ -318,6 +318,8 @@ export function combination(
   const memberWeights = usable ? weights : members.map(() => 1);
   // A weight of 0 leaves a member out (pooling, see auto.ts): the pool's weighted mean, untrimmed.
   const pooled = usable && weights.some((w) => w === 0);
+  // The holdout's pool is evidence for its members; elsewhere a runaway member is reined in.
+  if (!pooled) reinDivergentMembers(members, history.values);
   // On a level-stationary history only the members that extrapolate no drift are averaged, untrimmed.
   const kept =
     !pooled && levelStationary(shrunk) ? COMBINATION_MEMBERS.flatMap((member, k) => (keptOnLevel(member, shrunk) ? [k] : [])) : null;
@@ -348,6 +350,42 @@ export function combination(
       ...seasonParameter(history),
     },
   };
+}
+
+/** How far past the history's own reach a member may stray from the members' median (reinDivergentMembers). */
+export const DIVERGENCE_FACTOR = 3;
+
+/**
+ * Replaces, in place, each member whose forecast strays from the members' per-step median by more
+ * than DIVERGENCE_FACTOR times the history's largest absolute value times the most the history
+ * itself grew over at most the horizon (positive values): by that median. A member that runs away
+ * (a drift fitted to a spike or to a few noisy values, compounding on the log scale) otherwise
+ * outweighs the trimming when two members share the model (the airline member falls back to
+ * ARIMA(0,1,1) with drift where it cannot fit, and so is the drift member). A history that grew
+ * 200-fold (hyperinflation) lets its members grow as much; on every benchmark set no member is
+ * reined in.
+ */
+export function reinDivergentMembers(members: number[][], values: readonly number[]): void {
+  if (members.length < 3) return;
+  const horizon = members[0].length;
+  let scale = 0;
+  for (const v of values) scale = Math.max(scale, Math.abs(v));
+  if (!(scale > 0)) return;
+  let growth = 1;
+  for (let s = 0; s < values.length; s++) {
+    if (!(values[s] > 0)) continue;
+    for (let t = s + 1; t < values.length && t - s <= horizon; t++) if (values[t] > 0) growth = Math.max(growth, values[t] / values[s]);
+  }
+  const bound = DIVERGENCE_FACTOR * scale * growth;
+  const median = new Array<number>(horizon);
+  for (let j = 0; j < horizon; j++) {
+    const column = members.map((m) => m[j]).sort((a, b) => a - b);
+    const mid = column.length >> 1;
+    median[j] = column.length % 2 === 1 ? column[mid] : (column[mid - 1] + column[mid]) / 2;
+  }
+  for (let m = 0; m < members.length; m++) {
+    if (members[m].some((v, j) => !(Math.abs(v - median[j]) <= bound))) members[m] = median.slice();
+  }
 }
 
 /**
