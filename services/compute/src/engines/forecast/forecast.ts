@@ -128,13 +128,14 @@ export function forecastSeries(values: readonly number[], options: ForecastOptio
   }
   let holdoutError = evaluate ? selection.holdoutError : null;
   if (holdoutError !== null && !Number.isFinite(holdoutError)) holdoutError = null;
-  const forecast = applyConstraint(result.forecast, constraint, values);
+  const mode = resolveConstraint(constraint, values);
+  const forecast = applyConstraint(result.forecast, mode, values);
   return {
     forecast,
     model: result.model,
     holdoutError,
     seriesClass,
-    intervals: intervalsFor(values, period, intermittent, selection, result.forecast, forecast, constraint),
+    intervals: intervalsFor(values, period, intermittent, selection, result.forecast, forecast, mode),
     parameters: result.parameters ?? {},
     validation: evaluate ? validationAccuracy(values, period, selection) : null,
   };
@@ -167,12 +168,11 @@ function intervalsFor(
   selection: Selection,
   raw: readonly number[],
   constrained: readonly number[],
-  constraint: Constraint,
+  mode: Exclude<Constraint, 'auto'>,
 ): PredictionIntervals {
   // Intermittent methods work on the raw series, so their spread is measured there too.
   const shape = errorShape(seasonallyAdjust(values, period, intermittent ? false : undefined));
   const holdout = selection.score && selection.plan ? { cuts: selection.plan.cuts, errors: selection.score.errors } : null;
-  const mode = resolveConstraint(constraint, values);
   const nonNegative = mode !== 'none' || !hasNegative(values);
   const intervals = predictionIntervals(raw, values.length, shape, intervalMultipliers(shape, holdout), nonNegative);
   const whole = mode === 'integer';
