@@ -400,6 +400,8 @@ interface Score {
   coverage80: number;
   coverage95: number;
   msis: number;
+  /** Coverage of the 80% and 95% intervals at each step ahead (1-based step = index + 1). */
+  coverageByStep: { 80: number[]; 95: number[] };
 }
 
 function scaleOf(history: readonly number[], lag: number): { mae: number; mse: number } {
@@ -417,6 +419,7 @@ function scaleOf(history: readonly number[], lag: number): { mae: number; mse: n
 
 function score(set: DataSet, run: Run, indices: readonly number[]): Score {
   const totals = { smape: 0, mase: 0, nMase: 0, rmsse: 0, nRmsse: 0, bias: 0, nBias: 0, in80: 0, in95: 0, points: 0, msis: 0, nMsis: 0 };
+  const steps = { in80: [] as number[], in95: [] as number[], points: [] as number[] };
   for (const i of indices) {
     const s = set.series[i];
     const f = run.forecasts[i];
@@ -454,9 +457,14 @@ function score(set: DataSet, run: Run, indices: readonly number[]): Score {
       let msis = 0;
       for (let j = 0; j < h; j++) {
         const y = s.actual[j];
-        if (y >= intervals.lo80[j] && y <= intervals.hi80[j]) totals.in80++;
-        if (y >= intervals.lo95[j] && y <= intervals.hi95[j]) totals.in95++;
+        const in80 = y >= intervals.lo80[j] && y <= intervals.hi80[j] ? 1 : 0;
+        const in95 = y >= intervals.lo95[j] && y <= intervals.hi95[j] ? 1 : 0;
+        totals.in80 += in80;
+        totals.in95 += in95;
         totals.points++;
+        steps.in80[j] = (steps.in80[j] ?? 0) + in80;
+        steps.in95[j] = (steps.in95[j] ?? 0) + in95;
+        steps.points[j] = (steps.points[j] ?? 0) + 1;
         const lo = intervals.lo95[j];
         const hi = intervals.hi95[j];
         msis += hi - lo + (2 / 0.05) * Math.max(0, lo - y) + (2 / 0.05) * Math.max(0, y - hi);
@@ -476,6 +484,10 @@ function score(set: DataSet, run: Run, indices: readonly number[]): Score {
     coverage80: ratio(100 * totals.in80, totals.points),
     coverage95: ratio(100 * totals.in95, totals.points),
     msis: ratio(totals.msis, totals.nMsis),
+    coverageByStep: {
+      80: steps.points.map((n, j) => ratio(100 * steps.in80[j], n)),
+      95: steps.points.map((n, j) => ratio(100 * steps.in95[j], n)),
+    },
   };
 }
 
@@ -497,6 +509,13 @@ function printTable(title: string, set: DataSet, runs: Map<string, Run>, indices
     console.log(
       `${name.padEnd(22)} ${fmt(s.smape)} ${fmt(s.mase)} ${fmt(owa)} ${fmt(s.rmsse)} ${bias.padStart(7)} ${fmt(s.coverage80, 1)} ${fmt(s.coverage95, 1)} ${fmt(s.msis, 2)} ${fmt(speed, speed < 10 ? 2 : 0, 13)}`,
     );
+  }
+  // Coverage step by step: intervals too narrow far ahead can still average out to nominal.
+  for (const [name, s] of scores) {
+    for (const level of [80, 95] as const) {
+      const bySteps = s.coverageByStep[level];
+      if (bySteps.length > 1) console.log(`  ${name} cov${level} by step: ${bySteps.map((c) => c.toFixed(0)).join(' ')}`);
+    }
   }
   return scores;
 }
@@ -678,10 +697,16 @@ export async function run(): Promise<void> {
     if (set.intermittent) {
       // What the service's default whole-unit constraint does to the same forecasts.
       const started = cpuSeconds();
-      const whole = set.series.map(
-        (s) => forecastSeries(s.history, { horizon: s.actual.length, period: set.period, constraint: 'integer' }).forecast,
+      const whole = set.series.map((s) =>
+        forecastSeries(s.history, { horizon: s.actual.length, period: set.period, constraint: 'integer' }),
       );
-      runs.set('auto (whole units)', { forecasts: whole, intervals: null, models: [], cpuSeconds: cpuSeconds() - started });
+      runs.set('auto (whole units)', {
+        forecasts: whole.map((r) => r.forecast),
+        // Whole-unit bounds (floor and ceiling), as the API gives them for counts.
+        intervals: whole.map((r) => r.intervals),
+        models: [],
+        cpuSeconds: cpuSeconds() - started,
+      });
     }
     const all = set.series.map((_, i) => i);
     const scores = printTable(`${set.name}, all`, set, runs, all);

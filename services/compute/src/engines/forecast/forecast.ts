@@ -174,7 +174,7 @@ function intervalsFor(
   const shape = errorShape(seasonallyAdjust(values, period, intermittent ? false : undefined));
   const holdout = selection.score && selection.plan ? { cuts: selection.plan.cuts, errors: selection.score.errors } : null;
   const nonNegative = mode !== 'none' || !hasNegative(values);
-  const intervals = predictionIntervals(raw, values.length, shape, intervalMultipliers(shape, holdout), nonNegative);
+  const intervals = predictionIntervals(raw, values.length, shape, intervalMultipliers(shape, holdout, !intermittent), nonNegative);
   const whole = mode === 'integer';
   for (let j = 0; j < constrained.length; j++) {
     for (const level of [80, 95] as const) {

@@ -43,6 +43,20 @@ describe('forecast/intervals', () => {
     assert.equal(small[95], NORMAL_QUANTILE[95], 'the 95% multiplier is never narrower than normal');
   });
 
+  it("pulls a continuous series' 80% multiplier towards the normal one by the holdout's size", () => {
+    const shape = { sd: () => 1 };
+    const errors = Array.from({ length: 19 }, (_, k) => k + 1);
+    const pulled = intervalMultipliers(shape, { cuts: [10], errors: [errors] }, true);
+    // The normal quantile counts as 8 of the 19 points' worth; the 95% multiplier keeps its own rule.
+    assert.ok(Math.abs(pulled[80] - (19 * 16 + 8 * NORMAL_QUANTILE[80]) / 27) < 1e-12, String(pulled[80]));
+    assert.equal(pulled[95], 19);
+    // No jump where the conformal quantile takes over: 7 points give the normal multiplier, 8 one halfway.
+    const seven = intervalMultipliers(shape, { cuts: [10], errors: [[3, 3, 3, 3, 3, 3, 3]] }, true);
+    const eight = intervalMultipliers(shape, { cuts: [10], errors: [[3, 3, 3, 3, 3, 3, 3, 3]] }, true);
+    assert.equal(seven[80], NORMAL_QUANTILE[80]);
+    assert.ok(Math.abs(eight[80] - (3 + NORMAL_QUANTILE[80]) / 2) < 1e-12, String(eight[80]));
+  });
+
   it('clips at zero for non-negative data and always contains the point forecast', () => {
     const shape = { sd: (step: number) => step };
     const intervals = predictionIntervals([1, 1, 1], 10, shape, { 80: 1, 95: 2 }, true);
