@@ -18,7 +18,27 @@ describe('forecast/intervals', () => {
     const seasonal = Array.from({ length: 48 }, (_, t) => [50, 100, 150, 100][t % 4] * (1 + 0.05 * ((t * 7) % 3)));
     const adjustment = seasonallyAdjust(seasonal, 4, true);
     const s = errorShape(adjustment);
-    assert.ok(Math.abs(s.sd(1, 2) / s.sd(1, 0) - adjustment.indices[2] / adjustment.indices[0]) < 1e-9);
+    // Up to the level at each origin, which this level history barely moves.
+    assert.ok(Math.abs(s.sd(1, 2) / s.sd(1, 0) / (adjustment.indices[2] / adjustment.indices[0]) - 1) < 1e-4);
+  });
+
+  it('keeps a constant spread for a level history and follows the level where the spread does', () => {
+    const level = noisy(48, 3, 50, 20);
+    const flat = errorShape(seasonallyAdjust(level, 1, false));
+    assert.ok(Math.abs(flat.sd(1, 10) / flat.sd(1, 48) - 1) < 0.1, 'about one spread at every origin');
+    // Sales of an item being phased out: 1,000 a month with 15% noise, then falling 20% a month.
+    const phaseOut = Array.from({ length: 36 }, (_, t) =>
+      Math.round((t < 18 ? 1000 : 1000 * 0.8 ** (t - 17)) * (0.85 + (0.3 * ((t * 7919) % 13)) / 13)),
+    );
+    const shape = errorShape(seasonallyAdjust(phaseOut, 1, false));
+    assert.ok(shape.sd(1, 36) < shape.sd(1, 10) / 10, `spread at the end ${shape.sd(1, 36)}, at the start ${shape.sd(1, 10)}`);
+    // Its safety stock is sized from recent sales (last 17), not from the 1,000 a month it once sold.
+    const forecast = forecastSeries(phaseOut, { horizon: 6, period: 12 });
+    assert.ok(forecast.intervals.hi95[0]! <= 3 * phaseOut[35]!, JSON.stringify(forecast.intervals.hi95));
+    // A growing item's interval grows with it: 20% a month from 5 with 15% noise.
+    const growth = Array.from({ length: 36 }, (_, t) => Math.round(5 * 1.2 ** t * (0.85 + (0.3 * ((t * 7919) % 13)) / 13)));
+    const grown = forecastSeries(growth, { horizon: 6, period: 12 });
+    assert.ok(grown.intervals.hi95[0]! - grown.forecast[0]! > 0.15 * grown.forecast[0]!, JSON.stringify(grown));
   });
 
   it("gives a single value a count's spread, not a certainty it cannot have", () => {

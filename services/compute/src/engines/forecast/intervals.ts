@@ -3,7 +3,9 @@
  * on the (seasonally adjusted) history gives the shape over the horizon, and the
  * chosen method's own rolling-origin errors calibrate its width (split conformal
  * on errors scaled by that shape), so every method gets intervals, combinations
- * included.
+ * included. On a positive history whose spread follows its level (a growing item,
+ * or one being phased out) the spread is a fraction of the level at each forecast
+ * origin instead of one constant.
  */
 import type { SeasonalAdjustment } from './seasonality';
 import { fitSimpleSmoothing } from './ses';
@@ -28,7 +30,8 @@ export interface ErrorShape {
 
 /**
  * SES error variance sigma^2 (1 + (h - 1) alpha^2) on the adjusted series, put
- * back on the scale of the season for multiplicative decomposition.
+ * back on the scale of the season for multiplicative decomposition; sigma is
+ * relative to the level at the forecast's origin when relativeSpread says so.
  */
 export function errorShape(adjustment: SeasonalAdjustment): ErrorShape {
   const data = adjustment.adjusted;
@@ -46,12 +49,49 @@ export function errorShape(adjustment: SeasonalAdjustment): ErrorShape {
   }
   const alpha2 = fit.alpha * fit.alpha;
   const multiplicative = adjustment.seasonal && adjustment.kind === 'multiplicative';
+  const relative = sigma > 0 ? relativeSpread(data, fit.alpha, fit.initialLevel) : null;
   return {
     sd(step, position) {
-      const base = sigma * Math.sqrt(1 + (step - 1) * alpha2);
+      const growth = Math.sqrt(1 + (step - 1) * alpha2);
+      let base: number;
+      if (relative) {
+        const origin = Math.min(relative.levels.length - 1, Math.max(0, position - step + 1));
+        base = relative.sigma * relative.levels[origin] * growth;
+      } else base = sigma * growth;
       return multiplicative ? base * adjustment.indices[position % adjustment.period] : base;
     },
   };
+}
+
+/**
+ * The spread as a fraction of the level (ETS(M,N,N)'s errors), when that explains a positive
+ * history better than a constant spread (ETS(A,N,N)): the likelihoods of the two error kinds on
+ * the same one-step forecasts. Levels[t] is the forecast of position t from the values before it
+ * (levels[n], the last, is the forecast's own level). Null when the constant spread wins.
+ */
+function relativeSpread(data: readonly number[], alpha: number, initialLevel: number): { sigma: number; levels: Float64Array } | null {
+  const n = data.length;
+  if (n < 4) return null;
+  const levels = new Float64Array(n + 1);
+  let level = initialLevel;
+  let absolute = 0;
+  let ratio = 0;
+  let logLevels = 0;
+  for (let t = 0; t < n; t++) {
+    if (!(level > 0) || !(data[t] > 0)) return null;
+    levels[t] = level;
+    const e = data[t] - level;
+    absolute += e * e;
+    ratio += (e / level) ** 2;
+    logLevels += Math.log(level);
+    level += alpha * e;
+  }
+  if (!(level > 0)) return null;
+  levels[n] = level;
+  if (!(absolute > 0) || !(ratio > 0)) return null;
+  // -2 log-likelihood up to the same constant: n log(sigma^2) for additive errors, plus 2 sum log(level) for relative ones.
+  if (n * Math.log(ratio / n) + 2 * logLevels >= n * Math.log(absolute / n)) return null;
+  return { sigma: Math.sqrt(ratio / n), levels };
 }
 
 /** Holdout errors (actual - forecast) of one method, one row per forecast origin. */
