@@ -8,8 +8,10 @@ import {
   arima011Drift,
   autoArima,
   kpssStatistic,
+  levelShiftsAsNoChange,
   minMaRootModulus,
 } from './arima';
+import { forecastSeries } from './forecast';
 
 describe('forecast/arima', () => {
   it('airline model continues a growing multiplicative season', () => {
@@ -92,5 +94,36 @@ describe('forecast/arima', () => {
     const growing = [1, 4, 3, 1, 1, 1, 2, 16, 12, 20];
     assert.equal(arima011Drift(growing.slice(0, MIN_DRIFT_HISTORY - 1), 6), null);
     assert.ok(arima011Drift(growing.slice(0, MIN_DRIFT_HISTORY), 6));
+  });
+
+  it('takes a jump for a level shift, not for a drift', () => {
+    const jump = Float64Array.from([0, 0, 0.01, -0.01, 0, 4.6, 0, 0.01, 0, -0.01]);
+    levelShiftsAsNoChange(jump);
+    assert.equal(jump[5], 0, 'the jump is replaced by the median difference');
+    assert.deepEqual(
+      Array.from(jump).filter((_, t) => t !== 5),
+      [0, 0, 0.01, -0.01, 0, 0, 0.01, 0, -0.01],
+    );
+    // Over half the differences equal (a count that creeps up by one now and then): nothing is a jump.
+    const creeping = Float64Array.from([0, 0, 0.1, 0, 0, 0.09, 0, 0, 0.08, 0]);
+    levelShiftsAsNoChange(creeping);
+    assert.deepEqual(Array.from(creeping), [0, 0, 0.1, 0, 0, 0.09, 0, 0, 0.08, 0]);
+    // A new customer: 10 a month for 30 months, then 1,000. The forecast stays near 1,000 (it was 2,500 a year out).
+    const shifted = [...new Array<number>(30).fill(10), ...new Array<number>(10).fill(1000)];
+    const forecast = forecastSeries(shifted, { horizon: 12, period: 12 }).forecast;
+    assert.ok(
+      forecast.every((v) => v >= 900 && v <= 1100),
+      forecast.join(' '),
+    );
+    let state = 5;
+    const noisy = shifted.map((v) => v * (1 + 0.04 * ((state = (state * 16807) % 2147483647) / 2147483647 - 0.5)));
+    const arima = autoArima(noisy, 12)!.forecast;
+    assert.ok(
+      arima.every((v) => Math.abs(v - 1000) < 50),
+      `no drift from the one jump: ${arima.join(' ')}`,
+    );
+    // A steady trend keeps its drift.
+    const ramp = Array.from({ length: 30 }, (_, t) => 100 + 10 * t);
+    assert.ok(arima011Drift(ramp, 6)!.drift > 0.02);
   });
 });

@@ -85,6 +85,7 @@ export function arima011Drift(values: readonly number[], horizon: number): { for
   const y = Float64Array.from(values, (v) => (logScale ? Math.log(v) : v));
   const w = new Float64Array(n - 1);
   for (let t = 1; t < n; t++) w[t - 1] = y[t] - y[t - 1];
+  levelShiftsAsNoChange(w);
   const sse = (theta: number, drift: number) => {
     let e = 0;
     let sum = 0;
@@ -300,6 +301,8 @@ export function autoArima(values: readonly number[], horizon: number): { forecas
     d++;
   }
   const w = Float64Array.from(series);
+  // Once differenced, the constant is a drift: a jump must not make one.
+  if (d === 1) levelShiftsAsNoChange(w);
   const withConstant = d < 2;
   const e = new Float64Array(w.length);
   const g = new Float64Array(w.length);
@@ -333,4 +336,28 @@ export function autoArima(values: readonly number[], horizon: number): { forecas
     path = path.map((v) => (last += v));
   }
   return { forecast: path.map((v) => (logScale ? Math.exp(v) : v)), fit: best, logScale };
+}
+
+/** How many robust standard deviations from the median make a difference a level shift rather than part of a trend. */
+export const LEVEL_SHIFT_SCALES = 5;
+
+/**
+ * A drift rests on the history's differences; one jump (a new customer, a lost one) would be
+ * extrapolated as growth: 10 a month for 30 months, then 1,000 for 10, gave a drift that doubled
+ * the forecast within a year. Differences further than LEVEL_SHIFT_SCALES robust standard
+ * deviations from their median (1.4826 MAD; the mean absolute deviation when over half of them
+ * are equal) count as level shifts and are replaced by the median, in place. The level itself is
+ * untouched: forecasts start from the last value.
+ */
+export function levelShiftsAsNoChange(w: Float64Array): void {
+  const n = w.length;
+  if (n < 4) return;
+  const sorted = Float64Array.from(w).sort();
+  const median = n % 2 === 1 ? sorted[n >> 1] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  const deviations = Float64Array.from(w, (v) => Math.abs(v - median)).sort();
+  let scale = 1.4826 * (n % 2 === 1 ? deviations[n >> 1] : (deviations[n / 2 - 1] + deviations[n / 2]) / 2);
+  if (!(scale > 0)) scale = (1.2533 * deviations.reduce((a, b) => a + b, 0)) / n;
+  if (!(scale > 0)) return;
+  const limit = LEVEL_SHIFT_SCALES * scale;
+  for (let t = 0; t < n; t++) if (Math.abs(w[t] - median) > limit) w[t] = median;
 }
