@@ -30,6 +30,20 @@ function demandSeries(length: number, seed: number, shape: 'smooth' | 'intermitt
 }
 
 describe('forecast/forecastSeries', () => {
+  it("does not replay a one-off spike as next year's season on a history without one", () => {
+    let state = 3;
+    const next = () => (state = (state * 16807) % 2147483647) / 2147483647;
+    const history = Array.from({ length: 51 }, () => Math.round(10 + 4 * (next() - 0.5)));
+    history[40] = 10_000; // a data-entry error 11 months ago
+    const result = forecastSeries(history, { horizon: 6, period: 12 });
+    // Seasonal naive forecast 10,000 for the spike's month next year, the airline model 7.6 million.
+    assert.notEqual(result.model, 'seasonal_naive');
+    assert.ok(
+      result.forecast.every((v) => v <= 50),
+      `${result.model}: ${result.forecast.join(' ')}`,
+    );
+  });
+
   it('forecasts a constant series as its constant with every algorithm', () => {
     for (const algorithm of ALGORITHMS) {
       const result = forecastSeries(new Array(30).fill(12), { horizon: 4, period: 12, algorithm });
