@@ -5,6 +5,7 @@
  * by decomposition, which makes it a diverse partner for Theta and ETS.
  */
 import { nelderMead } from './optimize';
+import { medianOfSorted } from './statistics';
 
 export interface AirlineFit {
   theta: number;
@@ -352,10 +353,9 @@ export const LEVEL_SHIFT_SCALES = 5;
 export function levelShiftsAsNoChange(w: Float64Array): void {
   const n = w.length;
   if (n < 4) return;
-  const sorted = Float64Array.from(w).sort();
-  const median = n % 2 === 1 ? sorted[n >> 1] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  const median = medianOfSorted(Float64Array.from(w).sort());
   const deviations = Float64Array.from(w, (v) => Math.abs(v - median)).sort();
-  let scale = 1.4826 * (n % 2 === 1 ? deviations[n >> 1] : (deviations[n / 2 - 1] + deviations[n / 2]) / 2);
+  let scale = 1.4826 * medianOfSorted(deviations);
   if (!(scale > 0)) scale = (1.2533 * deviations.reduce((a, b) => a + b, 0)) / n;
   if (!(scale > 0)) return;
   const limit = LEVEL_SHIFT_SCALES * scale;

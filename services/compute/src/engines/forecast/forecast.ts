@@ -6,7 +6,7 @@ import { CONTINUOUS_CANDIDATES, INTERMITTENT_CANDIDATES, type Selection, methodH
 import { type Frequency, SEASONAL_PERIODS, futureDates } from './calendar';
 import { type SeriesClass, classifySeries, isIntermittentClass } from './classify';
 import { type PredictionIntervals, errorShape, intervalMultipliers, predictionIntervals } from './intervals';
-import { type Algorithm, type Method, type ModelParameters, isAlgorithm, prepareHistory, seasonalModelsApply } from './methods';
+import { type Algorithm, type Method, type ModelParameters, isAlgorithm, seasonalModelsApply } from './methods';
 import { naive } from './naive';
 import {
   type Constraint,
@@ -116,8 +116,7 @@ export function forecastSeries(values: readonly number[], options: ForecastOptio
     selection = methodHoldout(values, period, horizon, 'naive');
   } else if (algorithm === 'auto') {
     let candidates = intermittent ? INTERMITTENT_CANDIDATES : CONTINUOUS_CANDIDATES;
-    if (!intermittent && !seasonalModelsApply(prepareHistory(values, period)))
-      candidates = candidates.filter((m) => m !== 'seasonal_naive');
+    if (!intermittent && !seasonalModelsApply(values, period)) candidates = candidates.filter((m) => m !== 'seasonal_naive');
     selection = selectMethod(values, period, horizon, candidates, intermittent);
   } else {
     // The holdout is run even when not reported: it calibrates the intervals.

@@ -10,6 +10,7 @@ import { adida, croston, sba, tsb } from './intermittent';
 import { naive, seasonalNaive } from './naive';
 import { type SeasonalAdjustment, isSeasonal, reseasonalize, seasonallyAdjust, shrinkSeasonalIndices } from './seasonality';
 import { fitSimpleSmoothing } from './ses';
+import { medianOfSorted } from './statistics';
 import { optimizedThetaOnAdjusted, thetaOnAdjusted } from './theta';
 
 export const ALGORITHMS = [
@@ -196,15 +197,16 @@ function automaticEts(history: PreparedHistory, horizon: number): ModelForecast 
  * last year's accidents, and one data-entry spike of 10,000 in 51 months of about 10 came back a
  * year later as a forecast of 10,000 (seasonal naive) and 7.6 million (the airline model).
  */
-export function seasonalModelsApply(history: PreparedHistory): boolean {
-  const { values, period } = history;
-  return period <= SHORT_SEASON_MAX || values.length < 3 * period || seasonalForMembers(history).adjustment.seasonal;
+export function seasonalModelsApply(values: readonly number[], period: number, history?: PreparedHistory): boolean {
+  if (period <= SHORT_SEASON_MAX || values.length < 3 * period) return true;
+  return seasonalForMembers(history ?? prepareHistory(values, period)).adjustment.seasonal;
 }
 
 /** Airline model on the raw series when there are three seasons and seasonalModelsApply, else ARIMA(0,1,1) with drift, else naive. */
 function arimaFamily(history: PreparedHistory, horizon: number): ModelForecast {
   const { values, period } = history;
-  const seasonal = airlineFits(values.length, period) && seasonalModelsApply(history) ? airline(values, period, horizon) : null;
+  const seasonal =
+    airlineFits(values.length, period) && seasonalModelsApply(values, period, history) ? airline(values, period, horizon) : null;
   if (seasonal && seasonal.forecast.every(Number.isFinite)) {
     return {
       forecast: seasonal.forecast,
@@ -395,8 +397,7 @@ export function reinDivergentMembers(members: number[][], values: readonly numbe
   const median = new Array<number>(horizon);
   for (let j = 0; j < horizon; j++) {
     const column = members.map((m) => m[j]).sort((a, b) => a - b);
-    const mid = column.length >> 1;
-    median[j] = column.length % 2 === 1 ? column[mid] : (column[mid - 1] + column[mid]) / 2;
+    median[j] = medianOfSorted(column);
   }
   for (let m = 0; m < members.length; m++) {
     if (members[m].some((v, j) => !(Math.abs(v - median[j]) <= bound))) members[m] = median.slice();
