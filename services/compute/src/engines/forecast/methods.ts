@@ -316,10 +316,13 @@ export function combination(
   const members = COMBINATION_MEMBERS.map((member): number[] => {
     if (member === 'arima') return raw('arima').forecast;
     if (member === 'arima_auto' || member === 'arima_drift') return adjustedArima(shrunk, horizon, member === 'arima_auto');
-    const run = (on: PreparedHistory): number[] =>
-      member === 'damped' && history.values.length >= LEVEL_OR_TREND_MIN_LENGTH
-        ? levelOrDampedTrend(on, horizon)
-        : runMethod(member, on, horizon).forecast;
+    const run = (on: PreparedHistory): number[] => {
+      if (member === 'damped' && history.values.length >= LEVEL_OR_TREND_MIN_LENGTH) return levelOrDampedTrend(on, horizon);
+      // The Theta members extrapolate only as much of the trend as the history tells from noise (slopeShrinkage).
+      if (member === 'theta') return onAdjusted(on, thetaOnAdjusted(on.adjustment.adjusted, horizon, true));
+      if (member === 'optimized_theta') return onAdjusted(on, optimizedThetaOnAdjusted(on.adjustment.adjusted, horizon, true));
+      return runMethod(member, on, horizon).forecast;
+    };
     if (logged && LOG_SCALE_MEMBERS.has(member)) {
       const onLog = run(logged).map(Math.exp);
       if (onLog.every(Number.isFinite)) return onAdjusted(shrunk, onLog);

@@ -5,3 +5,32 @@ export function medianOfSorted(sorted: ArrayLike<number>): number {
   const mid = n >> 1;
   return n % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
+
+/**
+ * How much of a history's least-squares trend to extrapolate: the positive-part James-Stein
+ * factor max(0, 1 - 1/t^2), t being the slope over its standard error. Scaling a slope b of
+ * variance v by k costs (k - 1)^2 b^2 + k^2 v in expected squared error, least at
+ * k = b^2 / (b^2 + v); b^2 - v estimates the true slope's square, which gives 1 - 1/t^2. A trend
+ * the history cannot tell from noise (|t| <= 1) is dropped, a clear one (t = 5: 0.96) kept
+ * nearly whole. 1 on fewer than four values (no residual spread to judge by) or an exact line.
+ */
+export function slopeShrinkage(values: ArrayLike<number>): number {
+  const n = values.length;
+  if (n < 4) return 1;
+  const meanT = (n - 1) / 2;
+  let meanY = 0;
+  for (let t = 0; t < n; t++) meanY += values[t];
+  meanY /= n;
+  let sxy = 0;
+  let sxx = 0;
+  for (let t = 0; t < n; t++) {
+    sxy += (t - meanT) * (values[t] - meanY);
+    sxx += (t - meanT) * (t - meanT);
+  }
+  const slope = sxy / sxx;
+  let sse = 0;
+  for (let t = 0; t < n; t++) sse += (values[t] - meanY - slope * (t - meanT)) ** 2;
+  const variance = sse / (n - 2) / sxx;
+  if (!(variance > 0)) return 1;
+  return Math.max(0, 1 - variance / (slope * slope));
+}

@@ -7,6 +7,7 @@
 import { nelderMead } from './optimize';
 import { reseasonalize, seasonallyAdjust } from './seasonality';
 import { fitSimpleSmoothing } from './ses';
+import { slopeShrinkage } from './statistics';
 
 /** Least-squares slope of values on time. */
 export function linearSlope(values: readonly number[]): number {
@@ -25,12 +26,15 @@ export function linearSlope(values: readonly number[]): number {
   return sxy / sxx;
 }
 
-/** Standard Theta on already deseasonalised data: SES plus half the linear-trend slope as drift. */
-export function thetaOnAdjusted(values: readonly number[], horizon: number): number[] {
+/**
+ * Standard Theta on already deseasonalised data: SES plus half the linear-trend slope as drift;
+ * `shrinkSlope` scales that slope by slopeShrinkage (as a combination member).
+ */
+export function thetaOnAdjusted(values: readonly number[], horizon: number, shrinkSlope = false): number[] {
   const n = values.length;
   if (n === 0) return new Array<number>(horizon).fill(0);
   const fit = fitSimpleSmoothing(values);
-  const halfSlope = linearSlope(values) / 2;
+  const halfSlope = (linearSlope(values) * (shrinkSlope ? slopeShrinkage(values) : 1)) / 2;
   const alpha = fit.alpha;
   const memory = (1 - Math.pow(1 - alpha, n)) / alpha;
   return Array.from({ length: horizon }, (_, j) => fit.level + halfSlope * (j + memory));
@@ -131,10 +135,18 @@ export function forecastDynamicTheta(fit: DynamicThetaFit, horizon: number): num
   return Array.from({ length: horizon }, (_, j) => level + weight * (qn * intercept + (j + (1 - qn * q) / alpha) * slope));
 }
 
-/** Dynamic optimised Theta (DOTM) on already deseasonalised data. */
-export function optimizedThetaOnAdjusted(values: readonly number[], horizon: number): number[] {
-  if (values.length < 3) return thetaOnAdjusted(values, horizon);
-  return forecastDynamicTheta(fitDynamicTheta(values), horizon);
+/**
+ * Dynamic optimised Theta (DOTM) on already deseasonalised data; `shrinkSlope` scales the final
+ * regression slope by slopeShrinkage about the line's value at the history's middle.
+ */
+export function optimizedThetaOnAdjusted(values: readonly number[], horizon: number, shrinkSlope = false): number[] {
+  if (values.length < 3) return thetaOnAdjusted(values, horizon, shrinkSlope);
+  const fit = fitDynamicTheta(values);
+  const factor = shrinkSlope ? slopeShrinkage(values) : 1;
+  if (factor === 1) return forecastDynamicTheta(fit, horizon);
+  const middle = (values.length + 1) / 2;
+  const slope = fit.slope * factor;
+  return forecastDynamicTheta({ ...fit, slope, intercept: fit.intercept + middle * (fit.slope - slope) }, horizon);
 }
 
 /** Dynamic optimised Theta with the same seasonality test and decomposition as the standard method. */
