@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { api, startSystem, type TestSystem } from '../support/system';
-import { waitForJob } from './workflows-support';
+import { salesRow, waitForJob } from './workflows-support';
 
 const RUNS = '/demo/api/v1/forecasts/runs';
 const call = { context: { requestId: 'test', tenant: 'demo' } };
@@ -185,6 +185,33 @@ describe('forecast run diagnostics: GET /forecasts/runs and /forecasts/runs/{id}
     assert.equal((await get(`${RUNS}?per_page=0`)).status, 422);
     assert.equal((await get(`${RUNS}/${itemRun.id}?per_page=1001`)).status, 422);
     assert.equal((await get(`${RUNS}?cursor=garbage`)).status, 422);
+  });
+
+  it('fits a series without its data-entry error and says so in the parameters', async () => {
+    // One week of SKU-0001's history typed with four extra zeros, synced as any correction would be.
+    const history = await get(
+      '/demo/api/v1/sales-data?filter[sale_type_name]=History&filter[item_name]=SKU-0001&filter[customer_group_name]=Retail&sort=sell_date&per_page=500',
+    );
+    assert.equal(history.status, 200, history.text);
+    const weeks = history.body.data as { sell_date: string; quantity: number }[];
+    assert.ok(weeks.length > 50, `${weeks.length} weeks`);
+    const typo = weeks[Math.floor(weeks.length / 2)]!;
+    const largest = Math.max(...weeks.map((w) => w.quantity));
+    const sync = await api(sys, '/demo/api/v1/workflows/sync-sales', {
+      method: 'POST',
+      token,
+      body: { mode: 'upsert', data: [salesRow(typo.sell_date, typo.quantity * 10_000 + 10_000, { timing_interval: 'week' })] },
+    });
+    assert.equal(sync.status, 202, sync.text);
+    assert.equal((await waitForJob(sys, 'demo', token, sync.body.data[0].job_id, 60_000)).status, 'succeeded');
+
+    const job = await run({ item_name: 'SKU-0001', customer_group_name: 'Retail', forecast_periods: 6 });
+    const listed = (await get(RUNS)).body.data.find((r: any) => r.job_id === job);
+    const { series } = await walk(listed.id, '', 10);
+    assert.equal(series.length, 1);
+    const [s] = series;
+    assert.equal(s.parameters.spikes_replaced, 1, JSON.stringify(s.parameters));
+    for (const p of s.periods) assert.ok(p.hi95 <= 3 * largest, `${JSON.stringify(p)} against a largest week of ${largest}`);
   });
 
   it('is a read of the demand module: 1 credit; 403 without public_api.read or without access to demand', async () => {

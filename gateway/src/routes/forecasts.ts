@@ -214,7 +214,11 @@ const diagnosticsSchema = z
     position: z.number().int().describe("0-based place in the run's series order (the job's error row)"),
     status: z.enum(SERIES_STATUSES),
     model: z.string().nullable().describe('e.g. theta, croston_sba, ets(A,Ad,N); null when not forecast'),
-    parameters: z.record(z.string(), z.number()).describe('Fitted parameters of the model (smoothing constants, damping, theta...)'),
+    parameters: z
+      .record(z.string(), z.number())
+      .describe(
+        'Fitted parameters of the model (smoothing constants, damping, theta...); spikes_replaced when the automatic forecast fitted the history without isolated spikes',
+      ),
     validation: z
       .object({ mase: z.number().nullable(), rmsse: z.number().nullable(), bias: z.number().nullable() })
       .nullable()

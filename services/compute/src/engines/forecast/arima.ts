@@ -5,7 +5,7 @@
  * by decomposition, which makes it a diverse partner for Theta and ETS.
  */
 import { nelderMead } from './optimize';
-import { medianOfSorted } from './statistics';
+import { robustScale } from './statistics';
 
 export interface AirlineFit {
   theta: number;
@@ -353,10 +353,7 @@ export const LEVEL_SHIFT_SCALES = 5;
 export function levelShiftsAsNoChange(w: Float64Array): void {
   const n = w.length;
   if (n < 4) return;
-  const median = medianOfSorted(Float64Array.from(w).sort());
-  const deviations = Float64Array.from(w, (v) => Math.abs(v - median)).sort();
-  let scale = 1.4826 * medianOfSorted(deviations);
-  if (!(scale > 0)) scale = (1.2533 * deviations.reduce((a, b) => a + b, 0)) / n;
+  const { median, scale } = robustScale(w);
   if (!(scale > 0)) return;
   const limit = LEVEL_SHIFT_SCALES * scale;
   for (let t = 0; t < n; t++) if (Math.abs(w[t] - median) > limit) w[t] = median;

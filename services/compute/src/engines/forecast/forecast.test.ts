@@ -44,6 +44,27 @@ describe('forecast/forecastSeries', () => {
     );
   });
 
+  it('forecasts and bounds a history with a data-entry error from the demand around it', () => {
+    let state = 7;
+    const next = () => (state = (state * 16807) % 2147483647) / 2147483647;
+    const history = Array.from({ length: 51 }, () => Math.round(8 + 4 * next()));
+    history[40] = 10_000;
+    // Over a year's horizon every holdout window held the spike: 109 a month, 95% bound 10,099.
+    const result = forecastSeries(history, { horizon: 12, period: 12 });
+    assert.equal(result.parameters.spikes_replaced, 1);
+    assert.ok(
+      result.forecast.every((v) => v >= 8 && v <= 12 && Number.isInteger(v)),
+      `${result.model}: ${result.forecast.join(' ')}`,
+    );
+    assert.ok(
+      result.intervals.hi95.every((v) => v <= 20),
+      result.intervals.hi95.join(' '),
+    );
+    // Intermittent demand keeps its rare large orders.
+    const orders = [0, 0, 3, 0, 0, 0, 2, 0, 0, 4, 0, 0, 0, 0, 400, 0, 0, 3, 0, 0, 0, 2, 0, 0];
+    assert.equal(forecastSeries(orders, { horizon: 6, period: 12 }).parameters.spikes_replaced, undefined);
+  });
+
   it('forecasts a constant series as its constant with every algorithm', () => {
     for (const algorithm of ALGORITHMS) {
       const result = forecastSeries(new Array(30).fill(12), { horizon: 4, period: 12, algorithm });

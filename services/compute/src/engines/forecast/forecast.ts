@@ -19,6 +19,7 @@ import {
   isMissingImputation,
   resolveConstraint,
   toPeriodSeries,
+  withoutIsolatedSpikes,
 } from './prepare';
 import { seasonallyAdjust } from './seasonality';
 
@@ -106,10 +107,23 @@ export function forecastSeries(values: readonly number[], options: ForecastOptio
   const { horizon, period } = options;
   const algorithm = options.algorithm ?? 'auto';
   const constraint = options.constraint ?? 'auto';
-  const { seriesClass } = classifySeries(values);
+  // The constraint follows the history as recorded (a spike's replacement need not be a whole number).
+  const mode = resolveConstraint(constraint, values);
+  let { seriesClass } = classifySeries(values);
+  const intermittent = isIntermittentClass(seriesClass);
+  // The automatic forecast fits continuous demand without its isolated spikes (for intermittent demand a rare
+  // large order is how it sells); a named algorithm runs as published, on the history as given.
+  let spikes = 0;
+  if (!intermittent && algorithm === 'auto') {
+    const cleaned = withoutIsolatedSpikes(values, period);
+    if (cleaned.replaced > 0) {
+      values = cleaned.values;
+      spikes = cleaned.replaced;
+      seriesClass = classifySeries(values).seriesClass;
+    }
+  }
 
   const evaluate = algorithm === 'auto' || (options.evaluate ?? true);
-  const intermittent = isIntermittentClass(seriesClass);
   let selection: Selection;
   if (values.length <= 1 || isConstant(values)) {
     // Nothing to learn beyond the level; every method would reproduce it.
@@ -130,7 +144,6 @@ export function forecastSeries(values: readonly number[], options: ForecastOptio
   }
   let holdoutError = evaluate ? selection.holdoutError : null;
   if (holdoutError !== null && !Number.isFinite(holdoutError)) holdoutError = null;
-  const mode = resolveConstraint(constraint, values);
   const forecast = applyConstraint(result.forecast, mode, values);
   return {
     forecast,
@@ -138,7 +151,7 @@ export function forecastSeries(values: readonly number[], options: ForecastOptio
     holdoutError,
     seriesClass,
     intervals: intervalsFor(values, period, intermittent, selection, result.forecast, forecast, mode),
-    parameters: result.parameters ?? {},
+    parameters: spikes > 0 ? { ...result.parameters, spikes_replaced: spikes } : (result.parameters ?? {}),
     validation: evaluate ? validationAccuracy(values, period, selection) : null,
   };
 }

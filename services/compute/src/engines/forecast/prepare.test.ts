@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { applyConstraint, imputeMissing, isIntegerHistory, resolveConstraint, toPeriodSeries } from './prepare';
+import { applyConstraint, imputeMissing, isIntegerHistory, resolveConstraint, toPeriodSeries, withoutIsolatedSpikes } from './prepare';
 
 describe('forecast/prepare', () => {
   const gappy = [null, 2, null, null, 8, null];
@@ -79,5 +79,52 @@ describe('forecast/prepare', () => {
     assert.equal(isIntegerHistory([1, 0, 5]), true);
     assert.equal(isIntegerHistory([1, 0.5]), false);
     assert.equal(isIntegerHistory([]), false);
+  });
+});
+
+describe('forecast/prepare: isolated spikes', () => {
+  let state = 11;
+  const next = () => (state = (state * 16807) % 2147483647) / 2147483647;
+  const noisy = (length: number, level: number) => Array.from({ length }, () => Math.round(level * (0.8 + 0.4 * next())));
+
+  it('replaces a data-entry error by the median around it, and only that value', () => {
+    const history = noisy(40, 10);
+    history[25] = 10_000;
+    const { values, replaced } = withoutIsolatedSpikes(history, 12);
+    assert.equal(replaced, 1);
+    const around = [history[23], history[24], history[26], history[27]].sort((a, b) => a - b);
+    assert.ok(Math.abs(values[25] - (around[1] + around[2]) / 2) < 1e-9, String(values[25]));
+    values.forEach((v, t) => t === 25 || assert.equal(v, history[t]));
+  });
+
+  it('leaves a step up that stays, a spike in the last period, dips and the season alone', () => {
+    const shift = [...noisy(30, 10), 1_000, 1_000];
+    assert.equal(withoutIsolatedSpikes(shift, 1).replaced, 0);
+    const last = [...noisy(30, 10), 10_000];
+    assert.equal(withoutIsolatedSpikes(last, 1).replaced, 0);
+    const dip = noisy(30, 100);
+    dip[12] = 0;
+    assert.equal(withoutIsolatedSpikes(dip, 1).replaced, 0);
+    // Four Decembers at 30 times the rest of the year: the season, not four errors.
+    const christmas = Array.from({ length: 48 }, (_, t) => (t % 12 === 11 ? 3_000 : 100 + (t % 5)));
+    assert.equal(withoutIsolatedSpikes(christmas, 12).replaced, 0);
+  });
+
+  it('leaves heavy-tailed demand alone: large values that come often are how the item sells', () => {
+    const heavy = noisy(40, 10);
+    for (const t of [3, 9, 15, 21, 27, 33]) heavy[t] = 5_000;
+    assert.equal(withoutIsolatedSpikes(heavy, 1).replaced, 0);
+    // Log-normal demand with a spread of 1.1 (simulated erratic demand).
+    const lognormal = Array.from({ length: 60 }, () => {
+      const z = Math.sqrt(-2 * Math.log(next())) * Math.cos(2 * Math.PI * next());
+      return Math.round(20 * Math.exp(1.1 * z));
+    });
+    assert.equal(withoutIsolatedSpikes(lognormal, 12).replaced, 0);
+  });
+
+  it('works on the raw scale for a history below zero', () => {
+    const signed = noisy(30, 10).map((v) => v - 10);
+    signed[10] = 50_000;
+    assert.equal(withoutIsolatedSpikes(signed, 1).replaced, 1);
   });
 });

@@ -3,6 +3,7 @@
  * shaping forecasts into plannable quantities.
  */
 import { type CalendarDate, type Frequency, dayNumber, parseIsoDate, periodNumber } from './calendar';
+import { medianOfSorted, robustScale } from './statistics';
 
 export const MISSING_IMPUTATIONS = ['auto', 'zero', 'linear', 'forward_fill', 'none'] as const;
 export type MissingImputation = (typeof MISSING_IMPUTATIONS)[number];
@@ -159,4 +160,58 @@ export function applyConstraint(forecast: readonly number[], constraint: Constra
     issued = target;
   }
   return result;
+}
+
+/**
+ * How many robust standard deviations (on the log scale of a non-negative history) a value must
+ * stand above its neighbours to count as a data error. At 10, real one-year peaks of economic
+ * series were taken out (the other R packages' yearly series went from MASE 3.054 to 3.130); at
+ * 20 no benchmark set moves by more than 0.001.
+ */
+export const SPIKE_SCALES = 20;
+
+/** Most values of a history that may be taken for spikes (a share of its length, at least one); more is heavy-tailed demand. */
+const MAX_SPIKE_SHARE = 0.05;
+
+/**
+ * The history with each isolated spike (a data-entry error, a one-off order) replaced by the
+ * median of the values around it, for a continuous series; how many were replaced. A value is
+ * a spike when, on the log scale of a non-negative history (log1p, so zeros count), it stands
+ * SPIKE_SCALES robust standard deviations above the median of the two values either side of it,
+ * and as far above each next neighbour (a step up that stays is a level shift, not a spike), and,
+ * once the history holds two seasons, as far above the median of the same period in the other
+ * seasons (a yearly peak is the season). Dips are left alone (a period without sales is demand),
+ * and so is the last value (the start of a shift cannot yet be told from a spike). When more than
+ * MAX_SPIKE_SHARE of the values qualify, none is replaced: that is how the item sells.
+ */
+export function withoutIsolatedSpikes(values: readonly number[], period: number): { values: readonly number[]; replaced: number } {
+  const n = values.length;
+  if (n < 8) return { values, replaced: 0 };
+  const logScale = !hasNegative(values);
+  const y = logScale ? values.map(Math.log1p) : values;
+  const around = new Float64Array(n);
+  const residuals = new Float64Array(n);
+  const window: number[] = [];
+  for (let t = 0; t < n; t++) {
+    window.length = 0;
+    for (let k = Math.max(0, t - 2); k <= Math.min(n - 1, t + 2); k++) if (k !== t) window.push(y[k]);
+    around[t] = medianOfSorted(window.sort((a, b) => a - b));
+    residuals[t] = y[t] - around[t];
+  }
+  const limit = SPIKE_SCALES * robustScale(residuals).scale;
+  if (!(limit > 0)) return { values, replaced: 0 };
+  const spikes: number[] = [];
+  for (let t = 0; t < n - 1; t++) {
+    if (!(residuals[t] > limit) || y[t] - y[t + 1] <= limit || (t > 0 && y[t] - y[t - 1] <= limit)) continue;
+    if (period > 1 && n >= 2 * period) {
+      const season: number[] = [];
+      for (let k = t % period; k < n; k += period) if (k !== t) season.push(y[k]);
+      if (y[t] - medianOfSorted(season.sort((a, b) => a - b)) <= limit) continue;
+    }
+    spikes.push(t);
+  }
+  if (spikes.length === 0 || spikes.length > Math.max(1, MAX_SPIKE_SHARE * n)) return { values, replaced: 0 };
+  const cleaned = values.slice();
+  for (const t of spikes) cleaned[t] = logScale ? Math.expm1(around[t]) : around[t];
+  return { values: cleaned, replaced: spikes.length };
 }

@@ -7,6 +7,20 @@ export function medianOfSorted(sorted: ArrayLike<number>): number {
 }
 
 /**
+ * The median and a robust standard deviation about it: 1.4826 times the median absolute
+ * deviation, or 1.2533 times the mean absolute deviation when over half the values are equal
+ * (a count that mostly repeats); 0 when all are equal.
+ */
+export function robustScale(values: ArrayLike<number>): { median: number; scale: number } {
+  const n = values.length;
+  const median = medianOfSorted(Float64Array.from(values).sort());
+  const deviations = Float64Array.from(values, (v) => Math.abs(v - median)).sort();
+  let scale = 1.4826 * medianOfSorted(deviations);
+  if (!(scale > 0)) scale = n > 0 ? (1.2533 * deviations.reduce((a, b) => a + b, 0)) / n : 0;
+  return { median, scale: scale > 0 ? scale : 0 };
+}
+
+/**
  * How much of a history's least-squares trend to extrapolate: the positive-part James-Stein
  * factor max(0, 1 - 1/t^2), t being the slope over its standard error. Scaling a slope b of
  * variance v by k costs (k - 1)^2 b^2 + k^2 v in expected squared error, least at
