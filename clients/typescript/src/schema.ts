@@ -2048,7 +2048,7 @@ export interface components {
             status: "forecast" | "skipped" | "failed";
             /** @description e.g. theta, croston_sba, ets(A,Ad,N); null when not forecast */
             model: string | null;
-            /** @description Fitted parameters of the model (smoothing constants, damping, theta...) */
+            /** @description Fitted parameters of the model (smoothing constants, damping, theta...); spikes_replaced when the automatic forecast fitted the history without isolated spikes */
             parameters: {
                 [key: string]: number;
             };

@@ -97,7 +97,7 @@ describe('forecast/prepare: isolated spikes', () => {
     values.forEach((v, t) => t === 25 || assert.equal(v, history[t]));
   });
 
-  it('leaves a step up that stays, a spike in the last period, dips and the season alone', () => {
+  it('leaves a step up that stays, a spike in the last period, a period without sales and the season alone', () => {
     const shift = [...noisy(30, 10), 1_000, 1_000];
     assert.equal(withoutIsolatedSpikes(shift, 1).replaced, 0);
     const last = [...noisy(30, 10), 10_000];
@@ -105,9 +105,23 @@ describe('forecast/prepare: isolated spikes', () => {
     const dip = noisy(30, 100);
     dip[12] = 0;
     assert.equal(withoutIsolatedSpikes(dip, 1).replaced, 0);
+    // A straight line, rising or falling: its first value is not a dip below a one-sided median.
+    const line = Array.from({ length: 30 }, (_, t) => 10 + 2 * t);
+    assert.equal(withoutIsolatedSpikes(line, 12).replaced, 0);
+    assert.equal(withoutIsolatedSpikes([...line].reverse(), 12).replaced, 0);
     // Four Decembers at 30 times the rest of the year: the season, not four errors.
     const christmas = Array.from({ length: 48 }, (_, t) => (t % 12 === 11 ? 3_000 : 100 + (t % 5)));
     assert.equal(withoutIsolatedSpikes(christmas, 12).replaced, 0);
+  });
+
+  it('replaces a value a hundred times below the rest (a decimal point in the wrong place), not a zero', () => {
+    const history = noisy(48, 5_000);
+    history[20] = 50;
+    const { values, replaced } = withoutIsolatedSpikes(history, 12);
+    assert.equal(replaced, 1);
+    assert.ok(values[20] > 4_000, String(values[20]));
+    history[20] = 0;
+    assert.equal(withoutIsolatedSpikes(history, 12).replaced, 0);
   });
 
   it('leaves heavy-tailed demand alone: large values that come often are how the item sells', () => {

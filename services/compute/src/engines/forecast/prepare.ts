@@ -180,9 +180,11 @@ const MAX_SPIKE_SHARE = 0.05;
  * SPIKE_SCALES robust standard deviations above the median of the two values either side of it,
  * and as far above each next neighbour (a step up that stays is a level shift, not a spike), and,
  * once the history holds two seasons, as far above the median of the same period in the other
- * seasons (a yearly peak is the season). Dips are left alone (a period without sales is demand),
- * and so is the last value (the start of a shift cannot yet be told from a spike). When more than
- * MAX_SPIKE_SHARE of the values qualify, none is replaced: that is how the item sells.
+ * seasons (a yearly peak is the season); or as far below all three, when it is not zero (a
+ * decimal point in the wrong place; a period without sales is demand). Only values with two
+ * others on each side are judged: a median of one side's values lags a trend, and the last values
+ * cannot yet be told from the start of a shift. When more than MAX_SPIKE_SHARE of
+ * the values qualify, none is replaced: that is how the item sells.
  */
 export function withoutIsolatedSpikes(values: readonly number[], period: number): { values: readonly number[]; replaced: number } {
   const n = values.length;
@@ -201,12 +203,15 @@ export function withoutIsolatedSpikes(values: readonly number[], period: number)
   const limit = SPIKE_SCALES * robustScale(residuals).scale;
   if (!(limit > 0)) return { values, replaced: 0 };
   const spikes: number[] = [];
-  for (let t = 0; t < n - 1; t++) {
-    if (!(residuals[t] > limit) || y[t] - y[t + 1] <= limit || (t > 0 && y[t] - y[t - 1] <= limit)) continue;
+  // Only where two values lie on each side: a one-sided median lags a trend (the first value of a line would count).
+  for (let t = 2; t < n - 2; t++) {
+    const sign = residuals[t] > 0 ? 1 : values[t] !== 0 ? -1 : 0;
+    if (sign === 0) continue;
+    if (!(sign * residuals[t] > limit) || sign * (y[t] - y[t + 1]) <= limit || sign * (y[t] - y[t - 1]) <= limit) continue;
     if (period > 1 && n >= 2 * period) {
       const season: number[] = [];
       for (let k = t % period; k < n; k += period) if (k !== t) season.push(y[k]);
-      if (y[t] - medianOfSorted(season.sort((a, b) => a - b)) <= limit) continue;
+      if (sign * (y[t] - medianOfSorted(season.sort((a, b) => a - b))) <= limit) continue;
     }
     spikes.push(t);
   }
