@@ -98,7 +98,7 @@ describe('forecast/prepare: isolated spikes', () => {
   });
 
   it('leaves a step up that stays, a spike in the last period, a period without sales and the season alone', () => {
-    const shift = [...noisy(30, 10), 1_000, 1_000];
+    const shift = [...noisy(30, 10), 1_000, 1_000, 1_000, 1_000];
     assert.equal(withoutIsolatedSpikes(shift, 1).replaced, 0);
     const last = [...noisy(30, 10), 10_000];
     assert.equal(withoutIsolatedSpikes(last, 1).replaced, 0);

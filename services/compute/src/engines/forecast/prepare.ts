@@ -164,9 +164,9 @@ export function applyConstraint(forecast: readonly number[], constraint: Constra
 
 /**
  * How many robust standard deviations (on the log scale of a non-negative history) a value must
- * stand above its neighbours to count as a data error. At 10, real one-year peaks of economic
- * series were taken out (the other R packages' yearly series went from MASE 3.054 to 3.130); at
- * 20 no benchmark set moves by more than 0.001.
+ * stand above its neighbours to count as a data error. At 10 (in a first version of the rule),
+ * real one-year peaks of economic series were taken out (the other R packages' yearly series went
+ * from MASE 3.054 to 3.130); at 20 no benchmark set moves by more than 0.001.
  */
 export const SPIKE_SCALES = 20;
 
