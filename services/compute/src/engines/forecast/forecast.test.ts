@@ -65,6 +65,13 @@ describe('forecast/forecastSeries', () => {
     assert.equal(forecastSeries(orders, { horizon: 6, period: 12 }).parameters.spikes_replaced, undefined);
   });
 
+  it('keeps every bound a finite number next to the largest double', () => {
+    const history = Array.from({ length: 30 }, (_, t) => 1.7e308 * (0.5 + (0.5 * ((t * 7) % 5)) / 4));
+    const result = forecastSeries(history, { horizon: 4, period: 12 });
+    const { lo80, hi80, lo95, hi95 } = result.intervals;
+    assert.ok([...result.forecast, ...lo80, ...hi80, ...lo95, ...hi95].every(Number.isFinite), JSON.stringify(result.intervals));
+  });
+
   it('forecasts a constant series as its constant with every algorithm', () => {
     for (const algorithm of ALGORITHMS) {
       const result = forecastSeries(new Array(30).fill(12), { horizon: 4, period: 12, algorithm });

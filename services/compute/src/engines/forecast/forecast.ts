@@ -193,14 +193,18 @@ function intervalsFor(
   const whole = mode === 'integer';
   for (let j = 0; j < constrained.length; j++) {
     for (const level of [80, 95] as const) {
+      // Near the largest double the spread overflows (Infinity, or NaN where two overflows meet).
       let lo = intervals[`lo${level}`][j];
       let hi = intervals[`hi${level}`][j];
+      if (Number.isNaN(lo)) lo = nonNegative ? 0 : -Infinity;
+      if (Number.isNaN(hi)) hi = Infinity;
       if (whole) {
         lo = Math.floor(lo + 1e-9);
         hi = Math.ceil(hi - 1e-9);
       }
-      intervals[`lo${level}`][j] = Math.min(lo, constrained[j]);
-      intervals[`hi${level}`][j] = Math.max(hi, constrained[j]);
+      // A bound is still a number: JSON has no Infinity.
+      intervals[`lo${level}`][j] = Math.max(-Number.MAX_VALUE, Math.min(lo, constrained[j]));
+      intervals[`hi${level}`][j] = Math.min(Number.MAX_VALUE, Math.max(hi, constrained[j]));
     }
   }
   return intervals;

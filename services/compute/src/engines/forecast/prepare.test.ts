@@ -56,6 +56,8 @@ describe('forecast/prepare', () => {
     assert.deepEqual(applyConstraint(forecast, 'auto', [-3, -2]), [-1, 0.4, 2.6], 'a history below zero stays signed');
     assert.deepEqual(applyConstraint(forecast, 'auto', [4, -1, 2]), [-1, 0.4, 2.6], 'net of returns');
     assert.deepEqual(applyConstraint(forecast, 'non_negative', [-3, -2]), [0, 0.4, 2.6], 'an explicit constraint holds');
+    // Whole units whose running total passes the largest double (it was NaN from the third period on).
+    assert.deepEqual(applyConstraint([1e308, 1e308, 1e308], 'integer', [1]), [1e308, 1e308, 1e308]);
   });
 
   it('resolves auto from the history', () => {
