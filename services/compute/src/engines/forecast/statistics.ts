@@ -31,6 +31,17 @@ export function robustScale(values: ArrayLike<number>): { median: number; scale:
 export function slopeShrinkage(values: ArrayLike<number>): number {
   const n = values.length;
   if (n < 4) return 1;
+  const { slope, meanT, meanY, sxx } = leastSquaresLine(values);
+  let sse = 0;
+  for (let t = 0; t < n; t++) sse += (values[t] - meanY - slope * (t - meanT)) ** 2;
+  const variance = sse / (n - 2) / sxx;
+  if (!(variance > 0)) return 1;
+  return Math.max(0, 1 - variance / (slope * slope));
+}
+
+/** Least-squares line of values on time 0..n-1: its slope, the means of time and values, and the spread of time (sum of squared deviations). */
+export function leastSquaresLine(values: ArrayLike<number>): { slope: number; meanT: number; meanY: number; sxx: number } {
+  const n = values.length;
   const meanT = (n - 1) / 2;
   let meanY = 0;
   for (let t = 0; t < n; t++) meanY += values[t];
@@ -41,10 +52,5 @@ export function slopeShrinkage(values: ArrayLike<number>): number {
     sxy += (t - meanT) * (values[t] - meanY);
     sxx += (t - meanT) * (t - meanT);
   }
-  const slope = sxy / sxx;
-  let sse = 0;
-  for (let t = 0; t < n; t++) sse += (values[t] - meanY - slope * (t - meanT)) ** 2;
-  const variance = sse / (n - 2) / sxx;
-  if (!(variance > 0)) return 1;
-  return Math.max(0, 1 - variance / (slope * slope));
+  return { slope: sxy / sxx, meanT, meanY, sxx };
 }

@@ -7,23 +7,11 @@
 import { nelderMead } from './optimize';
 import { reseasonalize, seasonallyAdjust } from './seasonality';
 import { fitSimpleSmoothing } from './ses';
-import { slopeShrinkage } from './statistics';
+import { leastSquaresLine, slopeShrinkage } from './statistics';
 
 /** Least-squares slope of values on time. */
 export function linearSlope(values: readonly number[]): number {
-  const n = values.length;
-  if (n < 2) return 0;
-  const meanT = (n - 1) / 2;
-  let meanY = 0;
-  for (const v of values) meanY += v;
-  meanY /= n;
-  let sxy = 0;
-  let sxx = 0;
-  for (let t = 0; t < n; t++) {
-    sxy += (t - meanT) * (values[t] - meanY);
-    sxx += (t - meanT) * (t - meanT);
-  }
-  return sxy / sxx;
+  return values.length < 2 ? 0 : leastSquaresLine(values).slope;
 }
 
 /**
