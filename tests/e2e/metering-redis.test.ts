@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +11,7 @@ import {
   clearMeterKeys,
   creditsOf,
   eventually,
+  extraGateway,
   freshTenant,
   meterEnv,
   rateLimitOf,
@@ -18,42 +19,6 @@ import {
   ScratchRedis,
   usageFolded,
 } from './metering-support';
-
-/** One more gateway process, reaching the system's services and sharing its Redis. */
-async function extraGateway(
-  sys: TestSystem,
-  env: Record<string, string>,
-  dataDir: string,
-): Promise<{ baseUrl: string; child: ChildProcess; logs: string[] }> {
-  const port = await freePortRange(1);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'services/runner/src/main.ts', '--target=gateway'], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      ...env,
-      PORT: String(port),
-      GRPC_BASE_PORT: String(sys.config.GRPC_BASE_PORT),
-      SERVICE_CREDENTIAL: sys.config.serviceCredential,
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const logs: string[] = [];
-  child.stdout!.on('data', (b) => logs.push(String(b)));
-  child.stderr!.on('data', (b) => logs.push(String(b)));
-  const baseUrl = `http://127.0.0.1:${port}`;
-  await eventually(
-    () =>
-      fetch(`${baseUrl}/healthz`).then(
-        (r) => r.status,
-        () => 0,
-      ),
-    (status) => assert.equal(status, 200, logs.join('')),
-    30_000,
-  );
-  return { baseUrl, child, logs };
-}
 
 describe('metering across two gateway processes sharing Redis', function () {
   this.timeout(90_000);

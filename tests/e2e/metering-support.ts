@@ -1,7 +1,9 @@
-// Helpers shared by the metering end-to-end suites.
+// Helpers shared by the metering and reference-cache end-to-end suites.
 import { strict as assert } from 'node:assert';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createClient } from 'redis';
+import { freePortRange } from '../support/ports';
 import { api, type TestSystem } from '../support/system';
 export { ScratchRedis } from '../support/scratch-redis';
 
@@ -92,4 +94,43 @@ export async function creditsOf(sys: { baseUrl: string }, slug: string, token: s
   const res = await api(sys, `/${slug}/api/v1/credits`, { token });
   assert.equal(res.status, 200, res.text);
   return res.body.data[0] as { balance: number; allowance: number; used: number; period: string; period_start: string; period_end: string };
+}
+
+/**
+ * One more gateway process (from the sources), reaching the system's services over gRPC and sharing
+ * its Redis and bus: the suites that check what two gateways see of each other start it.
+ */
+export async function extraGateway(
+  sys: TestSystem,
+  env: Record<string, string>,
+  dataDir: string,
+): Promise<{ baseUrl: string; child: ChildProcess; logs: string[] }> {
+  const port = await freePortRange(1);
+  const child = spawn(process.execPath, ['--import', 'tsx', 'services/runner/src/main.ts', '--target=gateway'], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      ...env,
+      PORT: String(port),
+      GRPC_BASE_PORT: String(sys.config.GRPC_BASE_PORT),
+      SERVICE_CREDENTIAL: sys.config.serviceCredential,
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: string[] = [];
+  child.stdout!.on('data', (b) => logs.push(String(b)));
+  child.stderr!.on('data', (b) => logs.push(String(b)));
+  const baseUrl = `http://127.0.0.1:${port}`;
+  await eventually(
+    () =>
+      fetch(`${baseUrl}/healthz`).then(
+        (r) => r.status,
+        () => 0,
+      ),
+    (status) => assert.equal(status, 200, logs.join('')),
+    30_000,
+  );
+  return { baseUrl, child, logs };
 }

@@ -1,5 +1,4 @@
 import { strict as assert } from 'node:assert';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -7,48 +6,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openAmqpBus } from '@supply/kit';
 import { REFERENCE_CHANGED, type ReferenceChangedEvent } from '@supply/contracts';
-import { freePortRange } from '../support/ports';
 import { missingBackend } from '../support/require';
 import { api, startSystem, type TestSystem } from '../support/system';
-import { eventually, freshTenant, rateLimitOf } from './metering-support';
+import { eventually, extraGateway, freshTenant, rateLimitOf } from './metering-support';
 
 const AMQP_URL = process.env.AMQP_URL;
-
-/** One more gateway process reaching the system's services over gRPC and sharing its bus. */
-async function extraGateway(
-  sys: TestSystem,
-  env: Record<string, string>,
-  dataDir: string,
-): Promise<{ baseUrl: string; child: ChildProcess; logs: string[] }> {
-  const port = await freePortRange(1);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'services/runner/src/main.ts', '--target=gateway'], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      ...env,
-      PORT: String(port),
-      GRPC_BASE_PORT: String(sys.config.GRPC_BASE_PORT),
-      SERVICE_CREDENTIAL: sys.config.serviceCredential,
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const logs: string[] = [];
-  child.stdout!.on('data', (b) => logs.push(String(b)));
-  child.stderr!.on('data', (b) => logs.push(String(b)));
-  const baseUrl = `http://127.0.0.1:${port}`;
-  await eventually(
-    () =>
-      fetch(`${baseUrl}/healthz`).then(
-        (r) => r.status,
-        () => 0,
-      ),
-    (status) => assert.equal(status, 200, logs.join('')),
-    30_000,
-  );
-  return { baseUrl, child, logs };
-}
 
 const names = (res: { body: any }) => (res.body.data as Array<{ name: string }>).map((u) => u.name).sort();
 
