@@ -7,6 +7,7 @@ import { createClient, createClients, createLogger, loadConfig, runModules, type
 import { grpc_health_v1 } from '@supply/contracts';
 import { ALL_MODULES } from '@supply/runner';
 import { freePortRange } from '../support/ports';
+import { skipBecause } from '../support/require';
 
 /**
  * Separate targets wired the way the Helm chart wires distributed mode: peers at dns:///
@@ -39,7 +40,7 @@ describe('separate targets over mutual TLS, as the chart configures them', funct
         'ca.crt',
       );
     } catch {
-      this.skip(); // no openssl on this machine
+      skipBecause(this, 'no openssl on this machine to make the certificates');
     }
     writeFileSync(join(dir, 'ext.cnf'), 'subjectAltName=DNS:supply-planning.internal\nextendedKeyUsage=serverAuth,clientAuth\n');
     openssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=supply-planning.internal', '-keyout', 'tls.key', '-out', 'tls.csr');

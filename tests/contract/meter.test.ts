@@ -5,6 +5,7 @@ import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isAppError, openMeter, type Meter } from '@supply/kit';
 import { ScratchRedis } from '../support/scratch-redis';
+import { skipBecause } from '../support/require';
 
 /** Keeps this run's keys apart from other runs sharing the same Redis. */
 const runNamespace = `test:meter:${process.pid}:${Date.now().toString(36)}`;
@@ -237,7 +238,7 @@ function redisOutageSuite(): void {
     let meter: Meter | undefined;
 
     before(async function () {
-      if (!hasRedisServer) this.skip();
+      if (!hasRedisServer) skipBecause(this, 'no redis-server on this machine to stop and start');
       redis = new ScratchRedis(await freePort());
       await redis.start();
     });

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { freePortRange } from '../support/ports';
+import { skipBecause } from '../support/require';
 import { api, startSystem, type TestSystem } from '../support/system';
 import {
   clearMeterKeys,
@@ -83,7 +84,7 @@ describe('metering while Redis is stopped and started', function () {
   let redis: ScratchRedis;
   let sys: TestSystem | undefined;
   before(async function () {
-    if (!hasRedisServer) this.skip();
+    if (!hasRedisServer) skipBecause(this, 'no redis-server on this machine to stop and start');
     redis = new ScratchRedis(await freePortRange(1));
     await redis.start();
   });

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { openPlanRepositories } from '@supply/compute';
+import { skipBecause } from '../support/require';
 import { api, DISTRIBUTED, startSystem, type TestSystem } from '../support/system';
 import { waitForJob } from './workflows-support';
 
@@ -258,7 +259,7 @@ describe('supply plans: POST /supply-plans/generate', function () {
 
     it('answers 503 with Retry-After while compute runs as many view plans as it takes', async function () {
       // It fills compute's own store with running plans, which only an in-process system can reach.
-      if (DISTRIBUTED) this.skip();
+      if (DISTRIBUTED) skipBecause(this, "it fills compute's store with running plans, which only the all-in-one system lets a test reach");
       const repos = await openPlanRepositories(await sys.proc.deps.openStore('compute'));
       const busy = Array.from({ length: 16 }, (_, i) => ({
         _id: 900_000 + i,

@@ -25,6 +25,12 @@ export function skipUnless(ctx: Mocha.Context, what: Requirement, missing: strin
   ctx.skip();
 }
 
+/** Skips the test (or suite, in a `before`) and says why, for a reason no REQUIRE_ setting covers. */
+export function skipBecause(ctx: Mocha.Context, reason: string): never {
+  console.log(`    skipped: ${reason}`);
+  return ctx.skip();
+}
+
 /** In a describe body whose tests cannot be declared without the backend: a pending test, or a failing one when REQUIRE_<what>=1. */
 export function missingBackend(what: Requirement, missing: string): void {
   if (isRequired(what)) {

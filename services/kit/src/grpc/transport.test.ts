@@ -153,7 +153,8 @@ describe('gRPC transport', function () {
           'ca.crt',
         );
       } catch {
-        this.skip(); // no openssl on this machine
+        console.log('    skipped: no openssl on this machine to make the certificates');
+        this.skip();
       }
       writeFileSync(join(dir, 'ext.cnf'), 'subjectAltName=DNS:supply.internal\nextendedKeyUsage=serverAuth,clientAuth\n');
       openssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=supply.internal', '-keyout', 'tls.key', '-out', 'tls.csr');
