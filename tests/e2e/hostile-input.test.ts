@@ -226,6 +226,11 @@ describe('hostile input: never a 5xx', function () {
     }
     // 64 levels open (the object and 63 arrays), then not JSON: the parser's 400.
     assertProblem(await raw('POST', '/demo/api/v1/uoms', '{"data":' + '['.repeat(63) + 'not json'), 400, /not valid JSON/);
+    // A bare JSON value is JSON, but no endpoint reads one: the detail says so rather than calling it invalid.
+    for (const bare of ['null', ' 42', '"text"', 'true']) {
+      assertProblem(await raw('POST', '/demo/api/v1/uoms', bare), 400, /must be a JSON object or array, not a bare/);
+    }
+    assertProblem(await raw('POST', '/demo/api/v1/uoms', 'nul'), 400, /not valid JSON/);
     // Brackets inside strings are text, not nesting.
     const text = JSON.stringify({ name: 'x'.repeat(10) + '['.repeat(300), abbreviation: '{'.repeat(300) });
     const brackets = await raw('POST', '/demo/api/v1/uoms', text);

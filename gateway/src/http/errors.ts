@@ -24,6 +24,22 @@ export function unsupportedEncoding(encoding: string): AppError {
   );
 }
 
+/**
+ * Whether a body the JSON parser refused is JSON after all: a bare value such as `null` or `42`,
+ * which the parser's strict mode refuses because no endpoint reads one.
+ */
+function isBareJsonValue(body: unknown): boolean {
+  if (typeof body !== 'string') return false;
+  const first = body.trimStart()[0];
+  if (first === undefined || first === '{' || first === '[') return false;
+  try {
+    JSON.parse(body);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Express and body-parser failures, and anything unexpected, as AppErrors. */
 export function normalize(err: unknown, req: Request): AppError {
   if (isAppError(err)) return err;
@@ -36,9 +52,12 @@ export function normalize(err: unknown, req: Request): AppError {
   if (e?.type === 'json.too.deep') return problem('bad-request', String(e.message));
   if (e?.type === 'entity.too.large') return problem('payload-too-large', 'The request body is larger than this endpoint accepts.');
   if (e?.type === 'entity.parse.failed') {
+    if (!req.is('application/json')) return problem('bad-request', 'The request body cannot be parsed as its Content-Type.');
     return problem(
       'bad-request',
-      req.is('application/json') ? 'The request body is not valid JSON.' : 'The request body cannot be parsed as its Content-Type.',
+      isBareJsonValue((err as { body?: unknown }).body)
+        ? 'The request body must be a JSON object or array, not a bare string, number, true, false or null.'
+        : 'The request body is not valid JSON.',
     );
   }
   if (e?.type === 'encoding.unsupported') return unsupportedEncoding(req.get('Content-Encoding') ?? '');
