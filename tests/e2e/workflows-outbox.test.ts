@@ -7,6 +7,7 @@
 // outage between processes by cutting the broker itself.
 import assert from 'node:assert/strict';
 import type { Bus } from '@supply/kit';
+import { skipBecause } from '../support/require';
 import { DISTRIBUTED, api, startSystem, type TestSystem } from '../support/system';
 import { days, readJob, salesRecords, salesRow, waitForJob } from './workflows-support';
 
@@ -19,12 +20,8 @@ describe('workflows: a sync posted while the bus hangs', function () {
   let token: string;
 
   before(async function () {
-    if (DISTRIBUTED) {
-      console.log(
-        '    skipped: the outage patches the bus inside the process under test; the fault suite cuts the broker between processes',
-      );
-      this.skip();
-    }
+    if (DISTRIBUTED)
+      skipBecause(this, 'the outage patches the bus inside the process under test; the fault suite cuts the broker between processes');
     sys = await startSystem();
     await sys.clients.tokens.updateTenant({ slug: 'demo', rate_limit: 100_000 }, call);
     token = await sys.tokenFor('demo', 'planner@demo.test', ['*']);
