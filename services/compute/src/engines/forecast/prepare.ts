@@ -197,12 +197,7 @@ export function withoutIsolatedSpikes(values: readonly number[], period: number)
   const logScale = !hasNegative(values);
   const y = logScale ? values.map(Math.log1p) : values;
   const residuals = new Float64Array(n);
-  const window: number[] = [];
-  for (let t = 0; t < n; t++) {
-    window.length = 0;
-    for (let k = Math.max(0, t - 2); k <= Math.min(n - 1, t + 2); k++) if (k !== t) window.push(y[k]);
-    residuals[t] = y[t] - medianOfSorted(window.sort((a, b) => a - b));
-  }
+  for (let t = 0; t < n; t++) residuals[t] = y[t] - medianAround(y, t);
   const limit = SPIKE_SCALES * robustScale(residuals).scale;
   if (!(limit > 0)) return { values, replaced: 0 };
   const spikes: number[] = [];
@@ -220,10 +215,15 @@ export function withoutIsolatedSpikes(values: readonly number[], period: number)
   }
   if (spikes.length === 0 || spikes.length > Math.max(1, MAX_SPIKE_SHARE * n)) return { values, replaced: 0 };
   const cleaned = values.slice();
-  for (const t of spikes) {
-    // The median of the recorded values themselves (the same middle pair as on the log scale), so
-    // a constant history with one error is that constant again, not a float's round trip from it.
-    cleaned[t] = medianOfSorted([values[t - 2], values[t - 1], values[t + 1], values[t + 2]].sort((a, b) => a - b));
-  }
+  // The median of the recorded values themselves (the same middle pair as on the log scale), so
+  // a constant history with one error is that constant again, not a float's round trip from it.
+  for (const t of spikes) cleaned[t] = medianAround(values, t);
   return { values: cleaned, replaced: spikes.length };
+}
+
+/** Median of the values up to two positions either side of t (fewer at the ends), t itself left out. */
+function medianAround(series: readonly number[], t: number): number {
+  const window: number[] = [];
+  for (let k = Math.max(0, t - 2); k <= Math.min(series.length - 1, t + 2); k++) if (k !== t) window.push(series[k]);
+  return medianOfSorted(window.sort((a, b) => a - b));
 }
